@@ -1,0 +1,800 @@
+"""The second pass: walk each function in statement order and record what rules judge.
+
+The walker keeps an environment of abstract values (`values.Value`) per name, the grad
+mode of the current block, and the loops around the current statement. It records:
+- `Store`: a value put into a container (`xs.append(v)`, `d[k] = v`, `xs += [v]`);
+- `Accumulation`: `acc += v` or `acc = acc + v`;
+- `ClosureEscape`: a lambda or nested def that captures tensors and outlives the call;
+- `CudaWork`: a call that allocates on, or initialises, CUDA.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
+
+# Methods that put their argument into the receiver, and the index of that argument.
+STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1, "update": 0}
+# Method names that register a callback on their receiver.
+REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call_soon", "call_later"])
+# torch.cuda functions that neither allocate nor initialise CUDA in a worker.
+CUDA_SAFE = frozenset(["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"])
+_NO_GRAD_CONTEXTS = frozenset(
+    ["torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"]
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    node: cst.For | cst.While
+    reset: frozenset[str]  # names (and `self.x`) assigned afresh on every iteration
+    assigned: frozenset[str]  # every name the body assigns, loop variables included
+    calls_backward: bool
+    over_modules: bool  # iterates layers or heads: what it collects is one forward graph
+    carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
+    reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
+
+    def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:
+        """Whether `expr` is computed, inside this loop, from a loop-carried value."""
+        seen: set[str] = set()
+        todo = list(names_in(expr))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(self.reads.get(name, ()))
+        return bool((seen & self.carried) - {exclude})
+
+
+@dataclass(frozen=True, eq=False)
+class Store:
+    """`value` put into `container` by `node`."""
+
+    node: cst.CSTNode
+    unit: Unit
+    container: cst.BaseExpression
+    value: Value
+    value_expr: cst.BaseExpression
+    grows: bool  # appends, or writes under a key that changes from call to call
+    loops: tuple[Loop, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Accumulation:
+    """`target += value` or `target = target + value`."""
+
+    node: cst.CSTNode
+    unit: Unit
+    target: cst.BaseExpression
+    value: Value
+    value_expr: cst.BaseExpression
+    loops: tuple[Loop, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureEscape:
+    node: cst.CSTNode  # the lambda or def
+    unit: Unit
+    captured: tuple[str, ...]
+    how: str  # "returned", "stored in `self.fn`", ...
+
+
+@dataclass(frozen=True, eq=False)
+class CudaWork:
+    node: cst.Call
+    unit: Unit
+    what: str  # "`.cuda()`", "`device=\"cuda\"`", ...
+
+
+@dataclass(eq=False)
+class Facts:
+    index: ModuleIndex
+    stores: list[Store] = field(default_factory=list)
+    accumulations: list[Accumulation] = field(default_factory=list)
+    escapes: list[ClosureEscape] = field(default_factory=list)
+    cuda_work: list[CudaWork] = field(default_factory=list)
+    final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
+
+    @property
+    def imports(self) -> Imports:
+        return self.index.imports
+
+    def backpropagated(self, unit: Unit) -> set[str]:
+        """Names whose value reaches a backward call in `unit`, through its assignments."""
+        reached: set[str] = set()
+        for expr in unit.backpropagated:
+            reached |= references(expr)
+        todo = list(reached)
+        while todo:
+            for value in unit.bindings.get(todo.pop(), []):
+                for name in references(value) - reached:
+                    reached.add(name)
+                    todo.append(name)
+        return reached
+
+    def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
+        """(lifetime, kind) of a container expression.
+
+        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict",
+        "bounded", "tensor" or None when unknown.
+        """
+        expr = container
+        while isinstance(expr, cst.Subscript):
+            expr = expr.value  # history[epoch].append(...) grows `history`
+        attribute = self_attribute(unit, expr)
+        if attribute is not None:
+            assert unit.cls is not None
+            if attribute in unit.cls.managed:
+                return "attribute", "managed"
+            values = [expr for expr, _ in unit.cls.attribute_values.get(attribute, [])]
+            return "attribute", _kind_of(self.imports, values)
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            owner = _binding_unit(unit, name)
+            if owner is None or owner is self.index.module_unit:
+                if name in self.index.module_unit.managed_globals:
+                    return "global", "managed"
+                return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
+            values = owner.bindings.get(name, [])
+            aliased = _alias_of_long_lived(self, owner, values)
+            if aliased is not None:
+                return aliased
+            if name in owner.managed_globals:
+                return ("closure" if owner is not unit else "local"), "managed"
+            return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
+        return "local", None
+
+
+def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
+    """`x` for `self.x`, where `self` is the instance of the method around `unit`."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and unit.cls is not None
+        and unit.self_name is not None
+        and expr.value.value == unit.self_name
+    ):
+        return expr.attr.value
+    return None
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted_name(expr)
+
+
+def _binding_unit(unit: Unit, name: str) -> Unit | None:
+    current: Unit | None = unit
+    while current is not None:
+        if name in current.declared_global:
+            return None
+        if name in current.bindings or any(p.name.value == name for p in _params(current)):
+            return current
+        current = current.parent
+    return None
+
+
+def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpression]) -> tuple[str, str | None] | None:
+    """`cache = self.cache` makes `cache` the attribute's container."""
+    for value in values:
+        if self_attribute(owner, value) is not None:
+            return facts.container_kind(owner, value)
+    return None
+
+
+def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
+    """What the assignments to a container make it; None when they do not say."""
+    kinds = {_kind(imports, v) for v in values}
+    kinds.discard(None)
+    if not kinds:
+        return None
+    for kind in ("bounded", "tensor"):  # a bounded or tensor buffer anywhere: no growth to see
+        if kind in kinds:
+            return kind
+    return "dict" if kinds == {"dict"} else "list" if kinds <= {"list", "dict"} else None
+
+
+def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return "list"
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(value, cst.Call):
+        qualified = imports.qualify(value.func) or dotted_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last == "deque":
+            bounded = argument(value, "maxlen", 1)
+            return "bounded" if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None") else "list"
+        if last in ("list",):
+            return "list"
+        if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
+            return "dict"
+        if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
+            return "tensor"
+    return None
+
+
+def _params(unit: Unit) -> list[cst.Param]:
+    node = unit.node
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return all_params(node.params)
+    return []
+
+
+def _annotation_words(param: cst.Param) -> set[str]:
+    if param.annotation is None:
+        return set()
+    words: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            words.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            words.add(node.attr.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
+
+    param.annotation.annotation.visit(Collector())
+    return words
+
+
+class _Walker:
+    """Walks one unit's statements; implements `values.Scope` for `evaluate`."""
+
+    def __init__(self, facts: Facts, unit: Unit) -> None:
+        self.facts = facts
+        self.index = facts.index
+        self.unit = unit
+        self.imports = facts.imports
+        self.env: dict[str, Value] = {}
+        self.grad_enabled = not self._decorated_no_grad()
+        self.loops: list[Loop] = []
+
+    # -- values.Scope ------------------------------------------------------------------------
+
+    def lookup(self, name: str) -> Value:
+        unit: Unit | None = self.unit
+        env: dict[str, Value] | None = self.env
+        while unit is not None:
+            if env is not None and name in env:
+                value = env[name]
+                if not value.tensor and not value.module and name in unit.module_evidence:
+                    return MODULE
+                return value
+            if name in unit.module_evidence:
+                return MODULE
+            if name == unit.self_name and unit.cls is not None and unit.cls.is_module:
+                return MODULE
+            unit = unit.parent
+            env = self.facts.final_env.get(id(unit)) if unit is not None else None
+        return UNKNOWN
+
+    def attribute_of_self(self, expr: cst.BaseExpression) -> Value | None:
+        attribute = self_attribute(self.unit, expr)
+        if attribute is None:
+            return None
+        assert self.unit.cls is not None
+        return attribute_value(self.facts, self.unit.cls, attribute)
+
+    def is_local_module_class(self, name: str) -> bool:
+        cls = self.index.classes.get(name)
+        return cls is not None and cls.is_module
+
+    def closure_value(self, node: cst.Lambda) -> Value:
+        return self._closure(node, names_in(node.body) - {p.name.value for p in all_params(node.params)}, node.params)
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self._bind_params()
+        node = self.unit.node
+        if isinstance(node, cst.Lambda):
+            self._effects(node.body)
+        elif isinstance(node, cst.FunctionDef):
+            self._block(node.body)
+        else:
+            self._statements(node.body)
+        self.facts.final_env[id(self.unit)] = self.env
+
+    def _decorated_no_grad(self) -> bool:
+        node = self.unit.node
+        if not isinstance(node, cst.FunctionDef):
+            return False
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if self.imports.qualify(expr) in _NO_GRAD_CONTEXTS:
+                return True
+        return False
+
+    def _bind_params(self) -> None:
+        unit = self.unit
+        params = [p for p in _params(unit) if not (unit.is_method and p.name.value == unit.self_name)]
+        hook = Role.MODULE_HOOK in unit.roles or Role.TENSOR_HOOK in unit.roles
+        positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
+        for position, param in enumerate(positional):
+            name = param.name.value
+            words = _annotation_words(param)
+            if hook:
+                first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
+                value = MODULE if first_is_module else GRAPH
+            elif Role.FORWARD in unit.roles:
+                value = TENSOR if _forward_param_is_tensor(param, words) else UNKNOWN
+            elif any(w.endswith("Tensor") for w in words):
+                value = TENSOR
+            elif "Module" in words or any(self.is_local_module_class(w) for w in words):
+                value = MODULE
+            else:
+                value = UNKNOWN
+            if name in unit.graph_evidence and not value.module:
+                value = GRAPH
+            self.env[name] = value
+        if unit.self_name is not None and unit.is_method and unit.cls is not None and unit.cls.is_module:
+            self.env[unit.self_name] = MODULE
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def _block(self, block: cst.BaseSuite) -> None:
+        if isinstance(block, cst.SimpleStatementSuite):
+            for small in block.body:
+                self._small(small)
+        else:
+            assert isinstance(block, cst.IndentedBlock)
+            self._statements(block.body)
+
+    def _statements(self, statements: Sequence[cst.BaseStatement]) -> None:
+        for statement in statements:
+            self._statement(statement)
+
+    def _statement(self, statement: cst.BaseStatement) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small(small)
+        elif isinstance(statement, cst.If):
+            self._effects(statement.test)
+            before = dict(self.env)
+            self._block(statement.body)
+            after_body, self.env = self.env, before
+            if statement.orelse is not None:
+                if isinstance(statement.orelse, cst.If):
+                    self._statement(statement.orelse)
+                else:
+                    self._block(statement.orelse.body)
+            self.env = _join_env(after_body, self.env)
+        elif isinstance(statement, (cst.For, cst.While)):
+            self._loop(statement)
+        elif isinstance(statement, cst.With):
+            self._with(statement)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self._block(statement.body)
+            for handler in statement.handlers:
+                if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                    self.env[handler.name.name.value] = UNKNOWN
+                self._block(handler.body)
+            if statement.orelse is not None:
+                self._block(statement.orelse.body)
+            if statement.finalbody is not None:
+                self._block(statement.finalbody.body)
+        elif isinstance(statement, cst.FunctionDef):
+            self._nested_def(statement)
+        elif isinstance(statement, cst.Match):
+            self._effects(statement.subject)
+            for case in statement.cases:
+                self._block(case.body)
+
+    def _loop(self, statement: cst.For | cst.While) -> None:
+        if isinstance(statement, cst.For):
+            self._effects(statement.iter)
+            iterated = evaluate(statement.iter, self)
+            self._bind(statement.target, Value(tensor=iterated.tensor, graph=iterated.graph))
+        else:
+            self._effects(statement.test)
+        loop = self._loop_info(statement)
+        before = dict(self.env)
+        self.loops.append(loop)
+        self._block(statement.body)
+        self.loops.pop()
+        self.env = _join_env(before, self.env)
+        if statement.orelse is not None:
+            self._block(statement.orelse.body)
+
+    def _with(self, statement: cst.With) -> None:
+        saved = self.grad_enabled
+        for item in statement.items:
+            self._effects(item.item)
+            mode = self._grad_mode(item.item)
+            if mode is not None:
+                self.grad_enabled = mode
+            if item.asname is not None:
+                self._bind(item.asname.name, evaluate(item.item, self))
+        self._block(statement.body)
+        self.grad_enabled = saved
+
+    def _grad_mode(self, expr: cst.BaseExpression) -> bool | None:
+        """False inside no_grad/inference_mode, True inside enable_grad; None if unchanged."""
+        call = expr if isinstance(expr, cst.Call) else None
+        qualified = self.imports.qualify(call.func if call else expr)
+        flag = _is_false(call.args[0].value) if call and call.args else None
+        if qualified in _NO_GRAD_CONTEXTS:
+            return None if flag is True else False  # inference_mode(False) changes nothing
+        if qualified in ("torch.enable_grad", "torch.autograd.enable_grad"):
+            return True
+        if qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
+            return None if flag is None else not flag
+        return None
+
+    def _nested_def(self, node: cst.FunctionDef) -> None:
+        params = {p.name.value for p in all_params(node.params)}
+        loaded = names_in(node.body) - params - _assigned_names(node.body)
+        self.env[node.name.value] = self._closure(node, loaded, node.params)
+        for decorator in node.decorators:
+            self._effects(decorator.decorator)
+
+    def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
+        if isinstance(self.unit.node, cst.Module):
+            return UNKNOWN  # module-level closures capture globals, which live anyway
+        captured = sorted(n for n in free if n in self.env and self.env[n].tensor)
+        for param in all_params(params):
+            if param.default is not None and evaluate(param.default, self).tensor:
+                captured.append(param.name.value)
+        return Value(closure=node, captured=tuple(captured)) if captured else UNKNOWN
+
+    # -- small statements ----------------------------------------------------------------------
+
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            self._effects(small.value)
+            value = evaluate(small.value, self)
+            for target in small.targets:
+                self._assign(target.target, small.value, value, small)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._effects(small.value)
+                self._assign(small.target, small.value, evaluate(small.value, self), small)
+        elif isinstance(small, cst.AugAssign):
+            self._aug_assign(small)
+        elif isinstance(small, cst.Expr):
+            self._effects(small.value)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self._effects(small.value)
+                self._escape(evaluate(small.value, self), "returned")
+        elif isinstance(small, (cst.Raise, cst.Assert)):
+            for child in small.children:
+                if isinstance(child, cst.BaseExpression):
+                    self._effects(child)
+        elif isinstance(small, cst.Expr):
+            self._effects(small.value)
+
+    def _assign(self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            other = _accumulated_operand(target, value_expr)
+            if other is not None:
+                self.facts.accumulations.append(
+                    Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
+                )
+            if target.value in self.unit.declared_global:
+                self._escape(value, f"stored in the global `{target.value}`")
+            self._bind(target, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            self._bind(target, value)
+        elif isinstance(target, cst.Attribute):
+            other = _accumulated_operand(target, value_expr)
+            if other is not None:
+                self.facts.accumulations.append(
+                    Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
+                )
+            self._escape(value, f"stored in `{dotted_name(target) or target.attr.value}`")
+        elif isinstance(target, cst.Subscript):
+            self._escape(value, "stored in a container")
+            self.facts.stores.append(
+                Store(node, self.unit, target.value, value, value_expr, self._key_varies(target), tuple(self.loops))
+            )
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        self._effects(node.value)
+        value = evaluate(node.value, self)
+        target = node.target
+        if isinstance(node.value, (cst.List, cst.Tuple)) and isinstance(node.operator, cst.AddAssign):
+            # `xs += [v]` extends a list; a Store, like xs.extend([v]).
+            self.facts.stores.append(Store(node, self.unit, target, value, node.value, True, tuple(self.loops)))
+        else:
+            self.facts.accumulations.append(Accumulation(node, self.unit, target, value, node.value, tuple(self.loops)))
+        if isinstance(target, cst.Name):
+            current = self.lookup(target.value)
+            joined = current.join(value)
+            self.env[target.value] = Value(
+                tensor=joined.tensor, graph=joined.graph and self.grad_enabled, scalar=joined.scalar
+            )
+
+    def _bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            if name in self.unit.graph_evidence and not value.tensor and not value.scalar and not value.module:
+                value = GRAPH if self.grad_enabled else TENSOR
+            self.env[name] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, UNKNOWN)
+
+    def _key_varies(self, target: cst.Subscript) -> bool:
+        """Whether `d[key] = v` writes a new key on each call or iteration."""
+        params = {p.name.value for p in _params(self.unit)} - {self.unit.self_name or ""}
+        if Role.MODULE_HOOK in self.unit.roles or Role.TENSOR_HOOK in self.unit.roles:
+            params = set()  # hook arguments are the module and its tensors: fixed per registration
+        loop_targets = {name for loop in self.loops for name in loop.assigned}
+        for element in target.slice:
+            index = element.slice
+            if not isinstance(index, cst.Index):
+                return False  # a slice writes into existing storage
+            names = names_in(index.value)
+            if names & (params | loop_targets):
+                return True
+            local = {n for n in names if n in self.unit.bindings}
+            for name in local:
+                for value in self.unit.bindings[name]:
+                    if names_in(value) & (params | loop_targets):
+                        return True
+        return False
+
+    # -- expressions with effects --------------------------------------------------------------
+
+    def _effects(self, expr: cst.BaseExpression) -> None:
+        """Record the stores, escapes and CUDA work of the calls inside an expression."""
+        for node in _calls_and_yields(expr):
+            if isinstance(node, cst.Call):
+                self._call(node)
+            elif node.value is not None:
+                self._escape(evaluate(node.value, self), "yielded")
+
+    def _call(self, call: cst.Call) -> None:
+        name = callee_name(call)
+        recv = receiver(call)
+        if recv is not None and name in STORE_METHODS:
+            self._store_call(call, recv, name)
+        if name is not None and (name.startswith("register") or name in REGISTRATIONS):
+            self._registration(call, recv)
+        cuda = self._cuda_work(call, name, recv)
+        if cuda is not None:
+            self.facts.cuda_work.append(CudaWork(call, self.unit, cuda))
+
+    def _store_call(self, call: cst.Call, recv: cst.BaseExpression, name: str) -> None:
+        position = STORE_METHODS[name]
+        stored = argument(call, "__no_keyword__", position)
+        if stored is None:
+            return
+        container = recv
+        grows = name != "update"
+        if isinstance(recv, cst.Call) and callee_name(recv) == "setdefault" and receiver(recv) is not None:
+            container = receiver(recv)  # d.setdefault(k, []).append(v) grows d
+            assert container is not None
+        value = evaluate(stored, self)
+        self._escape(value, "stored in a container")
+        self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
+
+    def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
+        if callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook") and isinstance(recv, cst.Name):
+            if self.lookup(recv.value).tensor and recv.value in self.env:
+                return  # a hook on a local tensor lives as long as that tensor's graph
+        for arg in call.args:
+            self._escape(evaluate(arg.value, self), f"registered with `{callee_name(call)}`")
+
+    def _escape(self, value: Value, how: str) -> None:
+        if value.closure is not None and value.captured:
+            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, value.captured, how))
+
+    def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> str | None:
+        qualified = self.imports.qualify(call.func)
+        if qualified is not None and qualified.startswith("torch.cuda."):
+            last = qualified.rsplit(".", 1)[-1]
+            return None if last in CUDA_SAFE else f"`{qualified}()`"
+        if recv is not None and name == "cuda":
+            return "`.cuda()`"
+        if recv is not None and name == "to":
+            target = argument(call, "device", 0)
+            if target is not None and evaluate(target, self).cuda:
+                return "`.to()` a CUDA device"
+        device = argument(call, "device")
+        if device is not None and evaluate(device, self).cuda:
+            return "`device=` a CUDA device"
+        return None
+
+    # -- loops ---------------------------------------------------------------------------------
+
+    def _loop_info(self, statement: cst.For | cst.While) -> Loop:
+        assigned: set[str] = set()
+        carried: set[str] = set()
+        reads: dict[str, set[str]] = {}
+        calls_backward = False
+        for node in _walk_body(statement.body):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                read = names_in(node.value)
+                for target in targets:
+                    names = _target_names(target)
+                    assigned |= names
+                    for name in names:
+                        reads.setdefault(name, set()).update(read)
+                    if names & read:
+                        carried |= names
+            elif isinstance(node, cst.For):
+                assigned |= _target_names(node.target)
+            elif isinstance(node, cst.Call) and callee_name(node) in ("backward", "manual_backward"):
+                calls_backward = True
+        if isinstance(statement, cst.For):
+            assigned |= _target_names(statement.target)
+        return Loop(
+            statement,
+            frozenset(_reset_every_iteration(statement)),
+            frozenset(assigned),
+            calls_backward,
+            isinstance(statement, cst.For) and self._iterates_modules(statement.iter),
+            frozenset(carried),
+            {k: frozenset(v) for k, v in reads.items()},
+        )
+
+    def _iterates_modules(self, iterable: cst.BaseExpression) -> bool:
+        """`for block in self.blocks`, `for i in range(len(self.heads))`, `zip(self.heads, xs)`."""
+        if evaluate(iterable, self).module:
+            return True
+        if isinstance(iterable, cst.Call):
+            name = callee_name(iterable)
+            if name in ("children", "modules", "named_children", "named_modules", "parameters", "named_parameters"):
+                return True
+            if name in ("items", "values", "keys") and receiver(iterable) is not None:
+                recv = receiver(iterable)
+                assert recv is not None
+                return evaluate(recv, self).module
+            if name in ("enumerate", "zip", "reversed", "list", "range", "len", "tuple"):
+                return any(self._iterates_modules(arg.value) for arg in iterable.args)
+        return False
+
+
+def _reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
+    """Names the loop body assigns afresh on every iteration: unconditional, not accumulating."""
+    reset = _target_names(loop.target) if isinstance(loop, cst.For) else set()
+    body: list[cst.BaseStatement] = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    while body:
+        statement = body.pop(0)
+        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+            body[:0] = statement.body.body
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if _accumulated_operand(target.target, small.value) is None:
+                        reset |= _target_names(target.target)
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                reset |= _target_names(small.target)
+    return reset
+
+
+def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
+    if words:
+        return any(w.endswith("Tensor") for w in words)
+    default = param.default
+    if default is None:
+        return True
+    return isinstance(default, cst.Name) and default.value == "None"
+
+
+def _is_false(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "False"
+    return None
+
+
+def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    joined = dict(a)
+    for name, value in b.items():
+        joined[name] = joined[name].join(value) if name in joined else value
+    return joined
+
+
+def _accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`v` in `t = t + v` or `t = v + t`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        if value.left.deep_equals(target):
+            return value.right
+        if isinstance(value.operator, cst.Add) and value.right.deep_equals(target):
+            return value.left
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for element in target.elements:
+            names |= _target_names(element.value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    dotted = dotted_name(target)
+    return {dotted} if dotted is not None and isinstance(target, (cst.Name, cst.Attribute)) else set()
+
+
+def _assigned_names(body: cst.BaseSuite) -> set[str]:
+    names: set[str] = set()
+    for node in _walk_body(body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                names |= {n for n in _target_names(target.target) if "." not in n}
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            names |= {n for n in _target_names(node.target) if "." not in n}
+        elif isinstance(node, cst.For):
+            names |= {n for n in _target_names(node.target) if "." not in n}
+    return names
+
+
+def _walk_body(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below `node`, not entering nested functions, lambdas or classes."""
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        stack.extend(reversed(current.children))
+
+
+def _calls_and_yields(expr: cst.BaseExpression) -> Iterator[cst.Call | cst.Yield]:
+    """Calls and yields inside an expression, innermost first, not entering lambdas."""
+    found: list[cst.Call | cst.Yield] = []
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Lambda):
+            for param in all_params(node.params):
+                if param.default is not None:
+                    visit(param.default)
+            return
+        for child in node.children:
+            visit(child)
+        if isinstance(node, (cst.Call, cst.Yield)):
+            found.append(node)
+
+    visit(expr)
+    return iter(found)
+
+
+def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
+    """What the assignments to `self.<attribute>` anywhere in the class make it."""
+    key = (id(cls), attribute)
+    cached = facts.attribute_cache.get(key)
+    if cached is not None:
+        return cached
+    facts.attribute_cache[key] = UNKNOWN  # guards self.a = self.b; self.b = self.a
+    value = MODULE if attribute in cls.module_attributes else UNKNOWN
+    for expr, unit in cls.attribute_values.get(attribute, []):
+        walker = _Walker(facts, unit)
+        walker._bind_params()
+        walker.env.update(facts.final_env.get(id(unit), {}))
+        value = value.join(evaluate(expr, walker))
+    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda)
+    facts.attribute_cache[key] = value
+    return value
+
+
+def analyze(module: cst.Module) -> Facts:
+    """Index the module, then walk every unit, parents first."""
+    facts = Facts(build_index(module))
+    for unit in facts.index.units:
+        _Walker(facts, unit).run()
+    return facts

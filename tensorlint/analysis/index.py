@@ -1,0 +1,525 @@
+"""The first pass: what the module defines and how its functions are used.
+
+One traversal collects imports, classes (bases, methods, attributes and how they are
+managed), every function with the names it binds, and the calls that give functions a role:
+hook registrations make forward code, DataLoader arguments make worker code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import libcst as cst
+
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver
+from tensorlint.analysis.values import _MODULE_BASES, is_torch_module_class
+
+Function = cst.FunctionDef | cst.Lambda | cst.Module
+
+
+class Role(str, Enum):
+    FORWARD = "forward"  # nn.Module.forward, or a method aliased as forward
+    MODULE_HOOK = "module hook"  # register_forward_hook(fn) and friends: fn(module, input, output)
+    TENSOR_HOOK = "tensor hook"  # tensor.register_hook(fn): fn(grad)
+    WORKER = "worker"  # runs in DataLoader worker processes
+
+
+MODULE_HOOK_REGISTRATIONS = frozenset(
+    [
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "register_backward_hook",
+        "register_full_backward_pre_hook",
+        "register_module_forward_hook",
+        "register_module_forward_pre_hook",
+        "register_module_full_backward_hook",
+    ]
+)
+TENSOR_HOOK_REGISTRATIONS = frozenset(["register_hook", "register_post_accumulate_grad_hook"])
+# Methods that only modules have: calling one on a name is evidence that it holds a module.
+MODULE_ONLY_METHODS = frozenset(
+    "train eval parameters named_parameters modules children named_modules named_children buffers "
+    "named_buffers register_forward_hook register_forward_pre_hook register_full_backward_hook".split()
+)
+# Calls that free or bound a container: one of them anywhere in the class means it is managed.
+CONTAINER_MANAGEMENT = frozenset(["clear", "pop", "popleft", "popitem", "remove"])
+_DATASET_METHODS = ("__getitem__", "__getitems__", "__iter__")
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    node: cst.ClassDef
+    base_names: list[str | None]  # qualified (or local) names of the bases; None when not a name
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    forward_names: set[str] = field(default_factory=lambda: {"forward"})
+    # self.x = value, anywhere in the class, with the unit the assignment is in
+    attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
+    managed: set[str] = field(default_factory=set)  # containers reset, cleared or popped outside __init__
+    module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
+    is_module: bool = False
+    is_autograd_function: bool = False
+
+
+@dataclass(eq=False)
+class Unit:
+    """A function, a lambda, or the module body: the scope the flow pass walks."""
+
+    node: Function
+    parent: Unit | None
+    cls: ClassInfo | None = None  # the class, for methods and for functions nested in them
+    self_name: str | None = None  # the name bound to the instance, in methods and their closures
+    is_method: bool = False
+    roles: dict[Role, str] = field(default_factory=dict)  # role -> why, in words
+    skip_params: int = 0  # leading hook parameters bound by functools.partial
+    skip_keywords: frozenset[str] = frozenset()
+    defs: dict[str, Unit] = field(default_factory=dict)  # nested functions by name
+    bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    module_evidence: set[str] = field(default_factory=set)  # names used as modules
+    graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
+    backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward reaches
+    managed_globals: set[str] = field(default_factory=set)
+    declared_global: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        node = self.node
+        if isinstance(node, cst.FunctionDef):
+            return node.name.value
+        return "<lambda>" if isinstance(node, cst.Lambda) else "<module>"
+
+    def method_unit(self) -> Unit | None:
+        """The method this unit is, or is nested in."""
+        unit: Unit | None = self
+        while unit is not None and not unit.is_method:
+            unit = unit.parent
+        return unit
+
+    def lookup_def(self, name: str) -> Unit | None:
+        unit: Unit | None = self
+        while unit is not None:
+            if name in unit.defs:
+                return unit.defs[name]
+            unit = unit.parent
+        return None
+
+    def lookup_bindings(self, name: str) -> list[cst.BaseExpression]:
+        unit: Unit | None = self
+        while unit is not None:
+            if name in unit.bindings:
+                return unit.bindings[name]
+            unit = unit.parent
+        return []
+
+
+@dataclass(frozen=True)
+class LoaderCall:
+    """A DataLoader(...) call, with whether it starts worker processes."""
+
+    node: cst.Call
+    unit: Unit
+    has_workers: bool
+
+
+@dataclass(eq=False)
+class ModuleIndex:
+    imports: Imports
+    module_unit: Unit
+    units: list[Unit]  # parents before children
+    classes: dict[str, ClassInfo]
+    method_units: dict[int, Unit]  # id(FunctionDef) -> unit
+    lambda_parents: dict[int, Unit]
+    hook_calls: list[tuple[cst.Call, Unit, Role]]
+    loader_calls: list[LoaderCall]
+    lambda_units: dict[int, Unit] = field(default_factory=dict)
+
+    def unit_for_lambda(self, node: cst.Lambda) -> Unit:
+        unit = self.lambda_units.get(id(node))
+        if unit is None:
+            parent = self.lambda_parents[id(node)]
+            unit = Unit(node, parent, cls=parent.cls, self_name=parent.self_name)
+            self.lambda_units[id(node)] = unit
+            self.units.append(unit)
+        return unit
+
+
+class _Indexer(cst.CSTVisitor):
+    def __init__(self, module: cst.Module) -> None:
+        self.imports = Imports()
+        self.module_unit = Unit(module, None)
+        self.units: list[Unit] = [self.module_unit]
+        self.unit_stack: list[Unit] = [self.module_unit]
+        self.class_stack: list[ClassInfo | None] = [None]
+        self.classes: dict[str, ClassInfo] = {}
+        self.method_units: dict[int, Unit] = {}
+        self.lambda_parents: dict[int, Unit] = {}
+        self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
+        self.loader_calls: list[cst.Call] = []
+        self.loader_units: list[Unit] = []
+
+    @property
+    def unit(self) -> Unit:
+        return self.unit_stack[-1]
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.imports.add(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.imports.add(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [_base_name(arg.value, self.imports) for arg in node.bases if arg.keyword is None]
+        info = ClassInfo(node.name.value, node, bases)
+        self.classes[info.name] = info
+        self.class_stack.append(info)
+        # Class-body aliases: `forward = _forward_impl`.
+        for statement in node.body.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
+                        targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+                        if "forward" in targets:
+                            info.forward_names.add(small.value.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.class_stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.class_stack[-1]
+        parent = self.unit
+        if cls is not None:  # a method
+            params = node.params.params
+            self_name = params[0].name.value if params and not _is_static(node) else None
+            unit = Unit(node, parent, cls=cls, self_name=self_name, is_method=True)
+            cls.methods.setdefault(node.name.value, node)
+            self.method_units[id(node)] = unit
+        else:
+            unit = Unit(node, parent, cls=parent.cls, self_name=parent.self_name)
+            parent.defs[node.name.value] = unit
+            if any(p.name.value == parent.self_name for p in _all_params(node.params)):
+                unit.self_name = None
+        self.units.append(unit)
+        self.unit_stack.append(unit)
+        self.class_stack.append(None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.unit_stack.pop()
+        self.class_stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambda_parents[id(node)] = self.unit
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.unit.declared_global.update(n.name.value for n in node.names)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            self._manage(target.value)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+            return
+        if isinstance(target, cst.Name):
+            if value is not None:
+                self.unit.bindings.setdefault(target.value, []).append(value)
+            if target.value in self.unit.declared_global and _resets(value, target):
+                self.module_unit.managed_globals.add(target.value)
+            return
+        attribute = self._self_attribute(target)
+        if attribute is not None and value is not None:
+            cls = self.unit.cls
+            assert cls is not None
+            cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
+            method = self.unit.method_unit()
+            if method is not None and method.name != "__init__" and _resets(value, target):
+                cls.managed.add(attribute)
+
+    def _self_attribute(self, expr: cst.BaseExpression) -> str | None:
+        """`x` for `self.x`, when `self` is the instance of the enclosing method."""
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and self.unit.self_name is not None
+            and expr.value.value == self.unit.self_name
+            and self.unit.cls is not None
+        ):
+            return expr.attr.value
+        return None
+
+    def _manage(self, container: cst.BaseExpression) -> None:
+        attribute = self._self_attribute(container)
+        if attribute is not None and self.unit.cls is not None:
+            self.unit.cls.managed.add(attribute)
+        elif isinstance(container, cst.Name):
+            self.module_unit.managed_globals.add(container.value)
+            self.unit.managed_globals.add(container.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = callee_name(node)
+        recv = receiver(node)
+        if name is None:
+            return
+        if recv is not None:
+            if name in CONTAINER_MANAGEMENT:
+                self._manage(recv)
+            if name in MODULE_ONLY_METHODS:
+                self._module_evidence(recv)
+            if name in TENSOR_HOOK_REGISTRATIONS or name in MODULE_HOOK_REGISTRATIONS:
+                role = Role.TENSOR_HOOK if name in TENSOR_HOOK_REGISTRATIONS else Role.MODULE_HOOK
+                self.hook_calls.append((node, self.unit, role))
+        elif name in MODULE_HOOK_REGISTRATIONS:
+            self.hook_calls.append((node, self.unit, Role.MODULE_HOOK))
+        if name in ("backward", "manual_backward"):
+            self._backward(node, recv)
+        elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
+            self._backward(node, None)
+        if name == "DataLoader" or (self.imports.qualify(node.func) or "").endswith(".DataLoader"):
+            self.loader_calls.append(node)
+            self.loader_units.append(self.unit)
+
+    def _module_evidence(self, recv: cst.BaseExpression) -> None:
+        attribute = self._self_attribute(recv)
+        if attribute is not None and self.unit.cls is not None:
+            self.unit.cls.module_attributes.add(attribute)
+            return
+        dotted = dotted_name(recv)
+        if dotted is not None:
+            self.unit.module_evidence.add(dotted)
+
+    def _backward(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
+        """Record what a backward call reaches: `loss.backward()`, `accelerator.backward(loss)`."""
+        reached: list[cst.BaseExpression] = [arg.value for arg in call.args[:1] if arg.keyword is None]
+        if recv is not None and not reached:
+            reached.append(recv)
+        elif recv is not None and isinstance(recv, cst.Call):
+            reached.append(recv)  # scaler.scale(loss).backward()
+        for expr in reached:
+            self.unit.backpropagated.append(expr)
+            inner = expr
+            # scaler.scale(loss) and (loss / n): the graph evidence is for the name inside.
+            while isinstance(inner, cst.Call) and inner.args:
+                inner = inner.args[0].value
+            if isinstance(inner, cst.BinaryOperation):
+                inner = inner.left
+            if isinstance(inner, cst.Name):
+                self.unit.graph_evidence.add(inner.value)
+
+
+def build_index(module: cst.Module) -> ModuleIndex:
+    indexer = _Indexer(module)
+    module.visit(indexer)
+    index = ModuleIndex(
+        imports=indexer.imports,
+        module_unit=indexer.module_unit,
+        units=indexer.units,
+        classes=indexer.classes,
+        method_units=indexer.method_units,
+        lambda_parents=indexer.lambda_parents,
+        hook_calls=indexer.hook_calls,
+        loader_calls=[],
+    )
+    _classify_classes(index)
+    _assign_forward_roles(index)
+    _assign_hook_roles(index)
+    for call, unit in zip(indexer.loader_calls, indexer.loader_units):
+        _assign_worker_roles(index, call, unit)
+    return index
+
+
+def _classify_classes(index: ModuleIndex) -> None:
+    """Module classes: a base is a torch module, a module class of this file, or unknown with forward."""
+    changed = True
+    while changed:
+        changed = False
+        for cls in index.classes.values():
+            if cls.is_module or cls.is_autograd_function:
+                continue
+            for base in cls.base_names:
+                if base is None:
+                    continue
+                if base.startswith("torch.autograd.") and base.endswith("Function"):
+                    cls.is_autograd_function = True
+                    break
+                local = index.classes.get(base)
+                if is_torch_module_class(base) or base in _MODULE_BASES or (local is not None and local.is_module):
+                    cls.is_module = changed = True
+                    break
+                # A base from another module of the project: a `forward` method says it is a module.
+                if local is None and "forward" in cls.methods and not _is_plain_base(base):
+                    cls.is_module = changed = True
+                    break
+
+
+def _assign_forward_roles(index: ModuleIndex) -> None:
+    for unit in index.units:
+        cls = unit.cls
+        if cls is None or not cls.is_module or not isinstance(unit.node, cst.FunctionDef):
+            continue
+        if index.method_units.get(id(unit.node)) is unit and unit.name in cls.forward_names:
+            unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
+
+
+def _assign_hook_roles(index: ModuleIndex) -> None:
+    for call, unit, role in index.hook_calls:
+        if not call.args:
+            continue
+        for target, skip, skip_keywords in resolve_callable(index, call.args[0].value, unit):
+            target.roles[role] = f"registered with `{callee_name(call)}`"
+            target.skip_params, target.skip_keywords = skip, skip_keywords
+
+
+def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit) -> None:
+    workers = argument(call, "num_workers", 5)
+    has_workers = workers is not None and not _is_zero(workers, index)
+    index.loader_calls.append(LoaderCall(call, unit, has_workers))
+    if not has_workers:
+        return
+    for keyword in ("collate_fn", "worker_init_fn"):
+        fn = argument(call, keyword, 8 if keyword == "collate_fn" else None)
+        if fn is None:
+            continue
+        for target, _, _ in resolve_callable(index, fn, unit):
+            target.roles[Role.WORKER] = f"`{keyword}` of a DataLoader with workers"
+    dataset = argument(call, "dataset", 0)
+    if dataset is None:
+        return
+    for cls in _dataset_classes(index, dataset, unit):
+        for method in _DATASET_METHODS:
+            node = cls.methods.get(method)
+            if node is not None:
+                index.method_units[id(node)].roles[Role.WORKER] = (
+                    f"`{cls.name}.{method}`, run by a DataLoader with workers"
+                )
+
+
+def _is_zero(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value == 0
+    if isinstance(expr, cst.Name):  # NUM_WORKERS = 0 at module level
+        values = index.module_unit.bindings.get(expr.value, [])
+        return bool(values) and all(isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in values)
+    return False
+
+
+def resolve_callable(
+    index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0
+) -> list[tuple[Unit, int, frozenset[str]]]:
+    """The functions a callable expression stands for, with the parameters partial() binds."""
+    if depth > 3:
+        return []
+    if isinstance(expr, cst.Lambda):
+        return [(index.unit_for_lambda(expr), 0, frozenset())]
+    if isinstance(expr, cst.Name):
+        found = unit.lookup_def(expr.value)
+        if found is not None:
+            return [(found, 0, frozenset())]
+        results = []
+        for value in unit.lookup_bindings(expr.value):
+            results.extend(resolve_callable(index, value, unit, depth + 1))
+        return results
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and unit.cls is not None:
+        if expr.value.value == unit.self_name:
+            method = unit.cls.methods.get(expr.attr.value)
+            if method is not None:
+                return [(index.method_units[id(method)], 0, frozenset())]
+        return []
+    if isinstance(expr, cst.Call):
+        qualified = index.imports.qualify(expr.func) or dotted_name(expr.func)
+        if qualified in ("functools.partial", "partial") and expr.args:
+            positional = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
+            keywords = frozenset(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
+            return [
+                (target, skip + positional, keys | keywords)
+                for target, skip, keys in resolve_callable(index, expr.args[0].value, unit, depth + 1)
+            ]
+        if isinstance(expr.func, cst.Name):
+            cls = index.classes.get(expr.func.value)
+            if cls is not None and "__call__" in cls.methods:  # a callable class instance
+                return [(index.method_units[id(cls.methods["__call__"])], 0, frozenset())]
+    return []
+
+
+def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0) -> list[ClassInfo]:
+    if depth > 3:
+        return []
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        cls = index.classes.get(expr.func.value)
+        return [cls] if cls is not None else []
+    if isinstance(expr, cst.Name):
+        found: list[ClassInfo] = []
+        for value in unit.lookup_bindings(expr.value):
+            found.extend(_dataset_classes(index, value, unit, depth + 1))
+        return found
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and unit.cls is not None
+        and expr.value.value == unit.self_name
+    ):
+        found = []
+        for value, _ in unit.cls.attribute_values.get(expr.attr.value, []):
+            found.extend(_dataset_classes(index, value, unit, depth + 1))
+        return found
+    return []
+
+
+_PLAIN_BASES = ("object", "ABC", "abc.", "typing.", "enum.", "Generic", "Protocol", "NamedTuple", "dataclasses.")
+
+
+def _is_plain_base(base: str) -> bool:
+    """Bases that say nothing about being a module; torch's own non-module classes too."""
+    return base.startswith(_PLAIN_BASES) or (base.startswith("torch.") and not is_torch_module_class(base))
+
+
+def _base_name(expr: cst.BaseExpression, imports: Imports) -> str | None:
+    qualified = imports.qualify(expr)
+    if qualified is not None:
+        return qualified
+    return dotted_name(expr)
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators
+    )
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        found.append(params.star_arg)
+    if params.star_kwarg is not None:
+        found.append(params.star_kwarg)
+    return found
+
+
+def _resets(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:
+    """`x = []`, `x = dict()`, `x = x[-100:]`: an assignment that empties or bounds a container."""
+    if value is None:
+        return False
+    if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
+        return True
+    if isinstance(value, cst.Call) and callee_name(value) in ("list", "dict", "set", "defaultdict", "OrderedDict", "deque"):
+        return not value.args or isinstance(value.func, cst.Name) and value.func.value == "defaultdict"
+    if isinstance(value, cst.Subscript) and value.value.deep_equals(target):
+        return True
+    return False
+
+
+all_params = _all_params

@@ -1,0 +1,182 @@
+"""Names: resolving imports and aliases in one pass, and small CST helpers."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+class Imports:
+    """Maps the local names that a module binds by import to qualified names.
+
+    `import torch as th` binds `th` to `torch`; `from torch import nn` binds `nn` to
+    `torch.nn`. Imports anywhere in the file count: a linter that is wrong about a shadowed
+    import in one function is rarely wrong about what `nn` means in the file.
+    """
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None:
+                    local = _as_name(alias.asname)
+                    if local:
+                        self.aliases[local] = full
+                else:
+                    top = full.split(".")[0]
+                    self.aliases[top] = top
+            return
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = dotted_name(node.module)
+        if base is None:
+            return
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            local = _as_name(alias.asname) if alias.asname is not None else name
+            if local:
+                self.aliases[local] = f"{base}.{name}"
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of `a.b.c` when `a` is an imported name, else None."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    @property
+    def uses_torch(self) -> bool:
+        return any(q == "torch" or q.startswith("torch.") for q in self.aliases.values())
+
+
+def _as_name(asname: cst.AsName) -> str | None:
+    return asname.name.value if isinstance(asname.name, cst.Name) else None
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def callee_name(call: cst.Call) -> str | None:
+    """The last name of what is called: `append` for `self.x.append(...)`."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return None
+
+
+def receiver(call: cst.Call) -> cst.BaseExpression | None:
+    """`self.x` for `self.x.append(...)`; None for a plain function call."""
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.BaseExpression | None:
+    """The value passed as `keyword=` or, failing that, at a positional index."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg.value
+        elif arg.star:
+            return None  # *args hides the positions that follow
+        else:
+            if position is not None and positional == position:
+                return arg.value
+            positional += 1
+    return None
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every name loaded in an expression, not looking into lambdas."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            attr.value.visit(self)
+            return False  # `x.name` loads x, not `name`
+
+        def visit_Lambda(self, _: cst.Lambda) -> bool:
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False  # keyword names are not loads
+
+    node.visit(Collector())
+    return found
+
+
+def is_literal(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(expr, cst.Name) and expr.value in ("None", "True", "False")
+    )
+
+
+def string_value(expr: cst.BaseExpression) -> str | None:
+    """The text of a plain string literal, or the literal head of an f-string."""
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:  # noqa: BLE001 - odd prefixes: not worth a crash
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.FormattedString) and expr.parts:
+        head = expr.parts[0]
+        if isinstance(head, cst.FormattedStringText):
+            return head.value
+    return None
+
+
+def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Structural equality, ignoring whitespace and comments."""
+    return a.deep_equals(b)
+
+
+def references(node: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain read in an expression: `self.losses`, `total`, `torch.stack`."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            dotted = dotted_name(attr)
+            if dotted is not None:
+                found.add(dotted)
+                found.add(dotted.split(".")[0])
+                return False
+            return True
+
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Lambda(self, _: cst.Lambda) -> bool:
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False
+
+    node.visit(Collector())
+    return found

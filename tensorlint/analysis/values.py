@@ -1,0 +1,301 @@
+"""Abstract values: what the analysis knows about the value of an expression."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import libcst as cst
+
+from tensorlint.analysis.names import Imports, callee_name, dotted_name, receiver, string_value
+
+
+@dataclass(frozen=True)
+class Value:
+    """Facts about one value; the default is "nothing known", which every rule reads as silence."""
+
+    tensor: bool = False  # a torch.Tensor, or a structure of tensors (a model's output)
+    graph: bool = False  # carries autograd history: keeps the activations it was computed from
+    module: bool = False  # an nn.Module or a loss: calling it computes tensors
+    cuda: bool = False  # a device, or a device string, that names CUDA
+    scalar: bool = False  # known to be a plain Python value: `loss.item()`, `float(x)`, `0.0`
+    # The lambda or nested def this value is, when it captures tensors of its enclosing function.
+    closure: cst.CSTNode | None = field(default=None, compare=False)
+    captured: tuple[str, ...] = ()
+
+    def join(self, other: Value) -> Value:
+        """What is known of a value that is one of the two."""
+        return Value(
+            tensor=self.tensor or other.tensor,
+            graph=self.graph or other.graph,
+            module=self.module or other.module,
+            cuda=self.cuda or other.cuda,
+            scalar=self.scalar and other.scalar,
+            closure=self.closure or other.closure,
+            captured=self.captured or other.captured,
+        )
+
+    def without_graph(self) -> Value:
+        return replace(self, graph=False)
+
+
+UNKNOWN = Value()
+TENSOR = Value(tensor=True)
+GRAPH = Value(tensor=True, graph=True)
+MODULE = Value(module=True)
+CUDA = Value(cuda=True)
+SCALAR = Value(scalar=True)
+
+# torch functions that do not return a tensor.
+_TORCH_NON_TENSOR = frozenset(
+    "device dtype no_grad enable_grad inference_mode set_grad_enabled is_tensor is_grad_enabled "
+    "is_floating_point is_complex is_storage numel manual_seed seed initial_seed save load compile "
+    "get_default_dtype set_default_dtype set_printoptions set_num_threads get_num_threads "
+    "use_deterministic_algorithms typename autocast finfo iinfo Size Generator is_inference_mode_enabled "
+    "set_default_device get_default_device set_float32_matmul_precision".split()
+)
+_TENSOR_NAMESPACES = frozenset(
+    ["torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse"]
+)
+# Tensor methods whose result carries no autograd history.
+_NO_GRAPH_METHODS = frozenset(
+    "detach detach_ argmax argmin argsort long int short bool byte char eq ne gt lt ge le isnan isinf "
+    "isfinite nonzero new_zeros new_ones new_empty new_full new_tensor logical_not logical_and "
+    "logical_or eq_ ne_ bincount".split()
+)
+# Tensor methods that return Python values.
+_NON_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim numel nelement element_size data_ptr is_contiguous stride "
+    "storage_offset get_device ndimension is_floating_point backward register_hook".split()
+)
+_NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
+_NON_TENSOR_ATTRIBUTES = frozenset(
+    "shape dtype device requires_grad ndim is_cuda is_leaf grad_fn layout names is_sparse".split()
+)
+# Module methods that return the module itself.
+_MODULE_RETURNING = frozenset(
+    "to cuda cpu train eval half float double bfloat16 requires_grad_ type share_memory to_empty".split()
+)
+# Module bases outside torch.nn that make a class an nn.Module.
+_MODULE_BASES = frozenset(
+    [
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    ]
+)
+_BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
+_NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
+
+
+def is_torch_module_class(qualified: str | None) -> bool:
+    """`torch.nn.Linear`, `torch.nn.CrossEntropyLoss`, `lightning.LightningModule`, ..."""
+    if qualified is None:
+        return False
+    if qualified in _MODULE_BASES:
+        return True
+    if not qualified.startswith("torch.nn."):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last != "Parameter" and not qualified.startswith("torch.nn.functional.")
+
+
+def is_module_forward_method(name: str) -> bool:
+    """Module methods that run the network: `forward`, timm's `forward_features`, `encode`."""
+    return name == "forward" or name.startswith(("forward_", "encode", "decode", "extract_feat"))
+
+
+def is_loss_name(name: str) -> bool:
+    lowered = name.lower()
+    return "loss" in lowered or "criterion" in lowered
+
+
+class Scope(Protocol):
+    """What an expression's value depends on: the names in scope and the grad mode."""
+
+    imports: Imports
+    grad_enabled: bool
+
+    def lookup(self, name: str) -> Value: ...
+
+    def attribute_of_self(self, expr: cst.BaseExpression) -> Value | None:
+        """The value of `self.x`, when `expr` is an attribute of the method's `self`."""
+        ...
+
+    def is_local_module_class(self, name: str) -> bool: ...
+
+    def closure_value(self, node: cst.Lambda) -> Value:
+        """A lambda's value: which tensors of the enclosing function it captures."""
+        ...
+
+
+def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
+    """What is known of `expr`'s value, in the given scope."""
+    if isinstance(expr, cst.Name):
+        return scope.lookup(expr.value)
+    if isinstance(expr, cst.Attribute):
+        return _attribute(expr, scope)
+    if isinstance(expr, cst.Call):
+        return _call(expr, scope)
+    if isinstance(expr, cst.Subscript):
+        base = evaluate(expr.value, scope)
+        return Value(tensor=base.tensor, graph=base.graph and scope.grad_enabled, module=base.module)
+    if isinstance(expr, cst.BinaryOperation):
+        return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
+    if isinstance(expr, cst.UnaryOperation):
+        if isinstance(expr.operator, cst.Not):
+            return UNKNOWN
+        return _arithmetic(evaluate(expr.expression, scope), scope)
+    if isinstance(expr, cst.Comparison):
+        operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+        return TENSOR if any(evaluate(o, scope).tensor for o in operands) else UNKNOWN
+    if isinstance(expr, cst.BooleanOperation):
+        return evaluate(expr.left, scope).join(evaluate(expr.right, scope))
+    if isinstance(expr, cst.IfExp):
+        return evaluate(expr.body, scope).join(evaluate(expr.orelse, scope))
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return _join(evaluate(e.value, scope) for e in expr.elements)
+    if isinstance(expr, cst.Dict):
+        return _join(evaluate(e.value, scope) for e in expr.elements if isinstance(e, cst.DictElement))
+    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return _comprehension(expr, scope)
+    if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
+        text = string_value(expr)
+        return CUDA if text is not None and text.startswith("cuda") else UNKNOWN
+    if isinstance(expr, cst.NamedExpr):
+        return evaluate(expr.value, scope)
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return SCALAR
+    if isinstance(expr, cst.Lambda):
+        return scope.closure_value(expr)
+    return UNKNOWN
+
+
+def _join(values: object) -> Value:
+    result = UNKNOWN
+    for value in values:  # type: ignore[attr-defined]
+        result = result.join(value)
+    return result
+
+
+def _arithmetic(operands: Value, scope: Scope) -> Value:
+    if not operands.tensor:
+        return UNKNOWN
+    return Value(tensor=True, graph=operands.graph and scope.grad_enabled)
+
+
+def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: Scope) -> Value:
+    # The loop variables are unknown; what the element expression builds still shows.
+    element = evaluate(expr.elt, scope)
+    return Value(tensor=element.tensor, graph=element.graph, module=element.module)
+
+
+def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
+    of_self = scope.attribute_of_self(expr)
+    if of_self is not None:
+        return of_self
+    name = expr.attr.value
+    base = evaluate(expr.value, scope)
+    if base.module and not base.tensor:
+        # `model.encoder` is a submodule; `model.device` or `model.config` are not.
+        return UNKNOWN if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") else MODULE
+    if not base.tensor:
+        return UNKNOWN
+    if name in _NON_TENSOR_ATTRIBUTES:
+        return UNKNOWN
+    if name in _NO_GRAPH_ATTRIBUTES:
+        return TENSOR
+    return Value(tensor=True, graph=base.graph and scope.grad_enabled)
+
+
+def _call(call: cst.Call, scope: Scope) -> Value:
+    qualified = scope.imports.qualify(call.func)
+    if qualified is not None:
+        known = _qualified_call(call, qualified, scope)
+        if known is not None:
+            return known
+    args = [evaluate(arg.value, scope) for arg in call.args]
+    name = callee_name(call)
+    recv = receiver(call)
+    if recv is None and isinstance(call.func, cst.Name):
+        if name in _NON_TENSOR_BUILTINS:
+            return SCALAR
+        if name in _BUILTIN_REDUCTIONS:
+            return _arithmetic(_join(args), scope)
+        if name == "partial":  # functools.partial imported by name keeps the closure
+            return args[0] if args else UNKNOWN
+        if name is not None and scope.is_local_module_class(name):
+            return MODULE
+    callee = evaluate(call.func, scope)
+    if callee.module:
+        return Value(tensor=True, graph=scope.grad_enabled)
+    if recv is not None and name is not None:
+        method = _method_call(name, evaluate(recv, scope), call, scope)
+        if method is not None:
+            return method
+    if name is not None and is_loss_name(name) and any(a.graph for a in args):
+        return Value(tensor=True, graph=scope.grad_enabled)
+    return UNKNOWN
+
+
+def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:
+    namespace, _, last = qualified.rpartition(".")
+    if qualified == "torch.device":
+        return _device(call, scope)
+    if qualified in ("functools.partial",):
+        return evaluate(call.args[0].value, scope) if call.args else UNKNOWN
+    if qualified == "torch.nn.Parameter":
+        return GRAPH
+    if is_torch_module_class(qualified):
+        return MODULE
+    if qualified == "torch.compile" or qualified.startswith(("torchvision.models.", "timm.create_model")):
+        return MODULE
+    if last == "from_pretrained" and "Model" in qualified:
+        return MODULE
+    if last.endswith("Tensor") and namespace in ("torch", "torch.cuda"):
+        return TENSOR  # torch.FloatTensor(...), torch.cuda.LongTensor(...)
+    if namespace in _TENSOR_NAMESPACES and last[:1].islower() and last not in _TORCH_NON_TENSOR:
+        args = _join(evaluate(arg.value, scope) for arg in call.args)
+        requires_grad = any(
+            arg.keyword is not None
+            and arg.keyword.value == "requires_grad"
+            and isinstance(arg.value, cst.Name)
+            and arg.value.value == "True"
+            for arg in call.args
+        )
+        return Value(tensor=True, graph=scope.grad_enabled and (args.graph or requires_grad))
+    return None
+
+
+def _device(call: cst.Call, scope: Scope) -> Value:
+    if not call.args:
+        return UNKNOWN
+    return CUDA if evaluate(call.args[0].value, scope).cuda else UNKNOWN
+
+
+def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value | None:
+    if recv.module and not recv.tensor:
+        if name in _MODULE_RETURNING:
+            return MODULE
+        if is_module_forward_method(name):
+            return Value(tensor=True, graph=scope.grad_enabled)
+        return UNKNOWN
+    if recv.tensor:
+        if name in _NON_TENSOR_METHODS:
+            return SCALAR
+        if name in _NO_GRAPH_METHODS:
+            return TENSOR
+        return Value(tensor=True, graph=recv.graph and scope.grad_enabled)
+    if name in ("detach", "detach_"):
+        return TENSOR  # only tensors have .detach()
+    if name in ("item", "tolist"):
+        return SCALAR
+    if name in ("values", "items") and recv.graph:
+        return Value(tensor=True, graph=scope.grad_enabled)
+    return None

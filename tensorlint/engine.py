@@ -1,0 +1,85 @@
+"""The library core: lint a source text and return findings. Every front-end calls this."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tensorlint.analysis import analyze
+from tensorlint.findings import Finding, Location
+from tensorlint.noqa import parse_suppressions
+from tensorlint.rule import Report
+from tensorlint.rules import all_rules
+
+# A file that names neither torch nor Lightning cannot hold what the rules look for.
+_SCREEN = re.compile(r"torch|lightning")
+
+
+def might_matter(source: str) -> bool:
+    """The cheap screen, before any parsing."""
+    return _SCREEN.search(source) is not None
+
+
+def lint_source(
+    source: str,
+    filename: str = "<stdin>",
+    *,
+    codes: Collection[str] | None = None,
+    apply_noqa: bool = True,
+) -> list[Finding]:
+    """Lint one module's text. `codes` limits the rules run (all when None)."""
+    if not might_matter(source):
+        return []
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return [_syntax_error(error, filename)]
+    except (RecursionError, MemoryError) as error:
+        return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")]
+    rules = [rule() for rule in all_rules() if codes is None or rule.code in codes]
+    if not rules:
+        return []
+    try:
+        facts = analyze(module)
+        reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
+    except RecursionError:
+        return [_unparsable(filename, "file too deeply nested to analyse")]
+    if not reports:
+        return []
+    findings = _locate(module, reports, filename)
+    if apply_noqa:
+        suppressions = parse_suppressions(source)
+        findings = [f for f in findings if not (f.code and suppressions.suppresses(f.location.row, f.code))]
+    return sorted(set(findings), key=lambda f: f.sort_key)
+
+
+def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str) -> list[Finding]:
+    """Positions cost a second pass over the tree: computed only for files with findings."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings = []
+    for code, report in reports:
+        span = positions[report.node]
+        findings.append(
+            Finding(
+                code=code,
+                message=report.message,
+                filename=filename,
+                location=Location(span.start.line, span.start.column + 1),
+                end_location=Location(span.end.line, span.end.column + 1),
+                fix=report.fix,
+            )
+        )
+    return findings
+
+
+def _syntax_error(error: cst.ParserSyntaxError, filename: str) -> Finding:
+    location = Location(error.raw_line, error.raw_column + 1)
+    message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
+    return Finding(None, f"SyntaxError: {message}", filename, location, location)
+
+
+def _unparsable(filename: str, message: str) -> Finding:
+    return Finding(None, message, filename, Location(1, 1), Location(1, 1))

@@ -1,0 +1,69 @@
+"""The shape every rule has: a code, a name, documentation, examples, and a check over facts."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.findings import Fix
+
+DOCS_URL = "https://github.com/tensorlint/tensorlint/blob/main/docs/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finding before it has a position: the node to point at and what to say."""
+
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None = None
+
+
+class Rule:
+    """One rule. The class docstring is its user documentation, in ruff's sections.
+
+    `valid` and `invalid` are code examples: the test suite checks that each invalid one is
+    reported by this rule and no valid one is, and the docs show them.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, reads as "allow <name>"
+    summary: ClassVar[str]  # one line, for `tensorlint rules` and SARIF
+    fix_availability: ClassVar[str] = "None"  # "Always", "Sometimes" or "None"
+    valid: ClassVar[tuple[str, ...]] = ()
+    invalid: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(code=cls.code)
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's page, as Markdown: the docs in docs/rules/ are generated from it."""
+        doc = textwrap.dedent(cls.__doc__ or "").strip()
+        fix = {
+            "Always": "Fix is always available.",
+            "Sometimes": "Fix is sometimes available.",
+        }.get(cls.fix_availability, "This rule reports without a fix.")
+        lines = [f"# {cls.name} ({cls.code})", "", f"{cls.summary}", "", f"*{fix}*", "", doc, ""]
+        if cls.invalid or cls.valid:
+            lines += ["## Checked examples", ""]
+            lines += ["Reported:", ""] + [_code_block(e) for e in cls.invalid]
+            lines += ["Not reported:", ""] + [_code_block(e) for e in cls.valid]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def _code_block(example: str) -> str:
+    return f"```python\n{textwrap.dedent(example).strip()}\n```\n"
+
+
+def dedent(example: str) -> str:
+    return textwrap.dedent(example).lstrip("\n")

@@ -1,0 +1,157 @@
+"""TL001: a tensor kept in a container that outlives `forward`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import Role
+from tensorlint.analysis.names import dotted_name
+from tensorlint.rule import Report, Rule
+
+FORWARD_ROLES = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
+
+
+class TensorKeptInForward(Rule):
+    """
+    ## What it does
+    Checks for tensors stored, in `forward` or in a forward/backward hook, into a container
+    that outlives the call and grows with every call: `self.cache.append(h)`,
+    `self.outputs += [h]`, `self.stats[step] = h`, `store.setdefault(k, []).append(h)`, or a
+    module-level or enclosing-function list or dict that a hook appends to.
+
+    ## Why is this bad?
+    `forward` runs once per batch, so the container gains one tensor per batch until the
+    process runs out of memory. PyTorch's FAQ: a tensor assigned to a member of an object "will
+    not deallocate until the object goes out of scope". Measured on an NVIDIA H200: a
+    `self.cache.append(h)` of a 256x4096 activation keeps 4 MiB per call, and so does
+    `self.cache.append(h.detach().clone())`: `.detach()` drops the autograd graph but not the
+    tensor, so it does not bound the cache. A forward hook that does `acts.append(output)` keeps
+    4 MiB per call in the same way.
+
+    Not reported: containers reset or cleared in the same `forward` or in another method of
+    the class (`reset()`, `on_epoch_end()`), `collections.deque(maxlen=N)`, registered buffers
+    and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
+    key that does not change between calls (`self.last["h"] = h`,
+    `activation[name] = output` in a hook factory), and containers whose kind the file does not
+    show.
+
+    ## Example
+    ```python
+    class Recorder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(1024, 4096)
+            self.features = []
+
+        def forward(self, x):
+            h = self.fc(x)
+            self.features.append(h.detach())  # grows by 4 MiB every call
+            return h
+    ```
+
+    Use instead:
+    ```python
+    class Recorder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(1024, 4096)
+            self.features = collections.deque(maxlen=8)  # or clear it once per step
+
+        def forward(self, x):
+            h = self.fc(x)
+            self.features.append(h.detach().cpu())
+            return h
+    ```
+
+    ## Fix safety
+    No automatic fix: bounding or clearing a cache changes what the program keeps, and only
+    its author knows how much of the history is needed.
+
+    ## References
+    - [PyTorch FAQ: Don't hold onto tensors and variables you don't need](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [torch.nn.Module.register_forward_hook](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_forward_hook)
+    """
+
+    code = "TL001"
+    name = "tensor-kept-in-forward"
+    summary = "Tensor stored in a container that outlives `forward` and grows every call"
+    invalid = (
+        """
+        from torch import nn
+
+        class Cache(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.cache = []
+
+            def forward(self, x):
+                h = self.fc(x)
+                self.cache.append(h.detach().clone())
+                return h
+        """,
+        """
+        import torch
+
+        activations = []
+
+        def save(module, inputs, output):
+            activations.append(output)
+
+        model = torch.nn.Linear(4, 4)
+        model.register_forward_hook(save)
+        """,
+    )
+    valid = (
+        """
+        from torch import nn
+
+        class Features(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+
+            def forward(self, x):
+                self.features = []
+                for block in self.blocks:
+                    x = block(x)
+                    self.features.append(x)
+                return x
+        """,
+        """
+        import collections
+        from torch import nn
+
+        class Recent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.recent = collections.deque(maxlen=4)
+                self.norms = []
+
+            def forward(self, x):
+                h = self.fc(x)
+                self.recent.append(h.detach())
+                self.norms.append(h.norm().item())
+                return h
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for store in facts.stores:
+            role = next((r for r in FORWARD_ROLES if r in store.unit.roles), None)
+            if role is None or not store.value.tensor or not store.grows:
+                continue
+            lifetime, kind = facts.container_kind(store.unit, store.container)
+            if lifetime == "local" or kind not in ("list", "dict"):
+                continue
+            why = store.unit.roles[role]
+            where = f"of {why}" if role is Role.FORWARD else f"of a hook {why}"
+            container = dotted_name(store.container) or "a container"
+            yield Report(
+                store.node,
+                f"`{container}` keeps a tensor from every call {where}: it grows by the tensor's "
+                "size each call (`.detach()` does not bound it); clear it each step or use "
+                "`deque(maxlen=...)`",
+            )

@@ -1,0 +1,132 @@
+"""TL003: CUDA work in code that DataLoader runs in worker processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import Role, Unit
+from tensorlint.rule import Report, Rule
+
+
+class CudaInWorker(Rule):
+    """
+    ## What it does
+    Checks for code that allocates on, or initialises, CUDA inside code that a DataLoader with
+    workers runs in its worker processes: the functions passed as `collate_fn=` or
+    `worker_init_fn=`, and `__getitem__`, `__getitems__` and `__iter__` of a dataset that such a
+    loader is built over in the same file. CUDA work is `.cuda()`, `.to("cuda")`, `.to(device)`
+    or `device=device` where `device` names CUDA, and `torch.cuda.*` calls other than seeding
+    and queries.
+
+    ## Why is this bad?
+    With `num_workers > 0` this code runs in separate processes. Under the `fork` start method
+    (Linux's default before Python 3.14), once the parent has used CUDA the worker fails with
+    `RuntimeError: Cannot re-initialize CUDA in forked subprocess`. Under `spawn` or
+    `forkserver`, or when the parent has not touched CUDA yet, each worker creates its own CUDA
+    context: about 636 MiB of GPU memory per worker measured on an NVIDIA H200 (2.5 GiB for
+    four workers), invisible to `torch.cuda.memory_allocated()`. PyTorch's data loading docs
+    advise against returning CUDA tensors from workers and recommend `pin_memory=True`.
+
+    Not reported: the same code in a DataLoader without workers (`num_workers` absent or a
+    literal `0`: the code runs in the main process), datasets that no loader with workers in
+    the file is built over, `.to(dtype)`, `.to("cpu")`, and `torch.cuda.manual_seed`.
+
+    ## Example
+    ```python
+    def collate(batch):
+        return torch.stack(batch).cuda()
+
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, collate_fn=collate)
+    ```
+
+    Use instead:
+    ```python
+    def collate(batch):
+        return torch.stack(batch)
+
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, collate_fn=collate, pin_memory=True)
+    for batch in loader:
+        batch = batch.cuda(non_blocking=True)
+    ```
+
+    ## Fix safety
+    No automatic fix yet: moving the transfer into the training loop changes where tensors
+    live, which later code may depend on.
+
+    ## References
+    - [torch.utils.data: multi-process data loading and memory pinning](https://docs.pytorch.org/docs/stable/data.html)
+    - [Multiprocessing best practices: CUDA in multiprocessing](https://docs.pytorch.org/docs/stable/notes/multiprocessing.html)
+    """
+
+    code = "TL003"
+    name = "cuda-in-dataloader-worker"
+    summary = "CUDA work in code that DataLoader runs in worker processes"
+    invalid = (
+        """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def collate(batch):
+            return torch.stack(batch).cuda()
+
+        loader = DataLoader(list(range(8)), batch_size=4, num_workers=4, collate_fn=collate)
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Points(Dataset):
+            def __len__(self):
+                return 100
+
+            def __getitem__(self, i):
+                return torch.randn(3, device="cuda")
+
+        loader = DataLoader(Points(), batch_size=8, num_workers=2)
+        """,
+    )
+    valid = (
+        """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def collate(batch):
+            return torch.stack(batch).cuda()
+
+        loader = DataLoader(list(range(8)), batch_size=4, num_workers=0, collate_fn=collate)
+        """,
+        """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def collate(batch):
+            return torch.stack(batch)
+
+        loader = DataLoader(list(range(8)), batch_size=4, num_workers=4, collate_fn=collate, pin_memory=True)
+        for batch in loader:
+            batch = batch.cuda(non_blocking=True)
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for work in facts.cuda_work:
+            why = _worker_reason(work.unit)
+            if why is None:
+                continue
+            yield Report(
+                work.node,
+                f"{work.what} in {why}: under fork it raises RuntimeError once the parent has "
+                "used CUDA, otherwise every worker creates its own CUDA context (~636 MiB each); "
+                "keep tensors on the CPU here and move them in the training loop "
+                "(`pin_memory=True`)",
+            )
+
+
+def _worker_reason(unit: Unit | None) -> str | None:
+    """Why a unit runs in a worker: its own role, or that of a function it is nested in."""
+    while unit is not None:
+        if Role.WORKER in unit.roles:
+            return unit.roles[Role.WORKER]
+        unit = unit.parent
+    return None

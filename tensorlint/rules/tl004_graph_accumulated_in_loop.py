@@ -1,0 +1,171 @@
+"""TL004: autograd history accumulated across loop iterations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.flow import Accumulation, Loop, Store, root_name
+from tensorlint.analysis.index import Role
+from tensorlint.rule import Report, Rule
+
+_FORWARD_CODE = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
+
+
+class GraphAccumulatedInLoop(Rule):
+    """
+    ## What it does
+    Checks for values that carry autograd history (a loss or a model output computed with
+    grad enabled) accumulated across the iterations of a loop into something that outlives
+    the iteration: `total += loss`, `total = total + loss`, `losses.append(loss)`,
+    `stats[k] += loss`, `outputs[i] = out`.
+
+    ## Why is this bad?
+    Each such value keeps its autograd graph alive, so the accumulator keeps every
+    iteration's graph. PyTorch's FAQ names it first among the causes of out-of-memory errors:
+    "Don't accumulate history across your training loop." Measured on an NVIDIA H200:
+    - in a loop without `backward()` (an evaluation loop not under `torch.no_grad()`), every
+      batch's activations stay on the GPU: about 8.4 MB per iteration for an MLP on a batch of
+      256, for `val_loss += loss` and for `losses.append(loss)` alike;
+    - in a training loop that calls `backward()`, the activations are freed but the autograd
+      nodes chained through `total_loss` still grow on the host, iteration after iteration.
+
+    Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
+    decorator), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
+    backpropagated in the same function (gradient accumulation), per-layer outputs collected in
+    `forward` or in a loop over modules, and values carried from one iteration to the next
+    (`h = cell(x, h)`) in a loop without `backward()`.
+
+    ## Example
+    ```python
+    model.eval()
+    val_loss = 0.0
+    for x, y in val_loader:
+        val_loss += criterion(model(x), y)
+    ```
+
+    Use instead:
+    ```python
+    model.eval()
+    val_loss = 0.0
+    with torch.no_grad():
+        for x, y in val_loader:
+            val_loss += criterion(model(x), y).item()
+    ```
+
+    ## Fix safety
+    No automatic fix yet. `.item()` turns the accumulator into a Python float and synchronises
+    with the GPU; `.detach()` keeps a tensor but cuts gradients. Both change behaviour, so such
+    fixes will be unsafe.
+
+    ## References
+    - [PyTorch FAQ: Don't accumulate history across your training loop](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [torch.no_grad](https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html)
+    """
+
+    code = "TL004"
+    name = "graph-accumulated-in-loop"
+    summary = "Autograd history accumulated across loop iterations"
+    invalid = (
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(8, 2)
+        criterion = nn.CrossEntropyLoss()
+
+        def evaluate(loader):
+            model.eval()
+            total = 0.0
+            for x, y in loader:
+                total += criterion(model(x), y)
+            return total / len(loader)
+        """,
+        """
+        import torch
+
+        def train(model, loader, optimizer):
+            losses = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss)
+            return losses
+        """,
+    )
+    valid = (
+        """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(8, 2)
+
+        @torch.no_grad()
+        def evaluate(loader):
+            total = 0.0
+            for x, y in loader:
+                total += nn.functional.cross_entropy(model(x), y)
+            return total
+        """,
+        """
+        import torch
+
+        def train(model, loader, optimizer, accumulation=4):
+            model.train()
+            accumulated = 0.0
+            for step, (x, y) in enumerate(loader):
+                accumulated = accumulated + torch.nn.functional.mse_loss(model(x), y) / accumulation
+                if (step + 1) % accumulation == 0:
+                    accumulated.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    accumulated = 0.0
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        events: list[Accumulation | Store] = [*facts.accumulations, *(s for s in facts.stores if s.grows)]
+        for event in events:
+            if not event.loops or not event.value.graph:
+                continue
+            if any(role in event.unit.roles for role in _FORWARD_CODE):
+                continue  # forward builds the graph its caller asked for
+            target = event.target if isinstance(event, Accumulation) else event.container
+            root = root_name(target)
+            if root is None:
+                continue
+            loop = _crossing_loop(root, event.loops)
+            if loop is None or loop.over_modules:
+                continue
+            if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
+                continue  # one graph unrolled over time steps, not one graph per batch
+            if root in facts.backpropagated(event.unit):
+                continue  # summed, then backpropagated: gradient accumulation
+            yield Report(event.node, _message(root, loop))
+
+
+def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
+    """The innermost loop whose iterations the accumulator survives (it is not reset inside)."""
+    for loop in reversed(loops):
+        if root not in loop.reset:
+            return loop
+    return None
+
+
+def _message(root: str, loop: Loop) -> str:
+    if loop.calls_backward:
+        effect = (
+            "after `backward()` the activations are freed, but the autograd nodes chained "
+            "through it grow on the host every iteration"
+        )
+    else:
+        effect = "every iteration's activations stay alive (no `backward()` frees them)"
+    kind = "for" if isinstance(loop.node, cst.For) else "while"
+    return (
+        f"`{root}` accumulates autograd history across iterations of this `{kind}` loop: {effect}; "
+        "accumulate `.item()` or `.detach()`, or run it under `torch.no_grad()`"
+    )
