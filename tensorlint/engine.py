@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Collection
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -83,3 +86,21 @@ def _syntax_error(error: cst.ParserSyntaxError, filename: str) -> Finding:
 
 def _unparsable(filename: str, message: str) -> Finding:
     return Finding(None, message, filename, Location(1, 1), Location(1, 1))
+
+
+def read_source(path: Path) -> str:
+    """A Python file's text, decoded as Python does: BOM and PEP 263 coding cookies honoured."""
+    with path.open("rb") as handle:
+        data = handle.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:
+    """Lint one file; a file that cannot be read or decoded is reported, not raised."""
+    try:
+        source = read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return [_unparsable(str(path), f"cannot read file: {reason}")]
+    return lint_source(source, str(path), codes=codes, apply_noqa=apply_noqa)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index
+from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 
@@ -132,9 +132,10 @@ class Facts:
         attribute = self_attribute(unit, expr)
         if attribute is not None:
             assert unit.cls is not None
-            if attribute in unit.cls.managed:
+            classes = lineage(self.index.classes, unit.cls)
+            if any(attribute in cls.managed for cls in classes):
                 return "attribute", "managed"
-            values = [expr for expr, _ in unit.cls.attribute_values.get(attribute, [])]
+            values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Name):
             name = expr.value
@@ -619,7 +620,6 @@ class _Walker:
 
     def _loop_info(self, statement: cst.For | cst.While) -> Loop:
         assigned: set[str] = set()
-        carried: set[str] = set()
         reads: dict[str, set[str]] = {}
         calls_backward = False
         for node in _walk_body(statement.body):
@@ -631,8 +631,6 @@ class _Walker:
                     assigned |= names
                     for name in names:
                         reads.setdefault(name, set()).update(read)
-                    if names & read:
-                        carried |= names
             elif isinstance(node, cst.For):
                 assigned |= _target_names(node.target)
             elif isinstance(node, cst.Call) and callee_name(node) in ("backward", "manual_backward"):
@@ -645,7 +643,7 @@ class _Walker:
             frozenset(assigned),
             calls_backward,
             isinstance(statement, cst.For) and self._iterates_modules(statement.iter),
-            frozenset(carried),
+            frozenset(_carried(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
 
@@ -664,6 +662,23 @@ class _Walker:
             if name in ("enumerate", "zip", "reversed", "list", "range", "len", "tuple"):
                 return any(self._iterates_modules(arg.value) for arg in iterable.args)
         return False
+
+
+def _carried(loop: cst.For | cst.While) -> set[str]:
+    """Names whose value flows from one iteration into the next: `x = block(x)`, `h = cell(x, h)`.
+
+    A name the iteration assigns before it reads (the loop variable, `x = batch[0]`) is fresh
+    in every iteration, even when later rebound from itself (`x = x.to(device)`).
+    """
+    fresh = _target_names(loop.target) if isinstance(loop, cst.For) else set()
+    carried: set[str] = set()
+    for node in _walk_body(loop.body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            names = set().union(*(_target_names(t) for t in targets))
+            carried |= (names & names_in(node.value)) - fresh
+            fresh |= names
+    return carried
 
 
 def _reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
@@ -781,8 +796,9 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     if cached is not None:
         return cached
     facts.attribute_cache[key] = UNKNOWN  # guards self.a = self.b; self.b = self.a
-    value = MODULE if attribute in cls.module_attributes else UNKNOWN
-    for expr, unit in cls.attribute_values.get(attribute, []):
+    classes = lineage(facts.index.classes, cls)
+    value = MODULE if any(attribute in c.module_attributes for c in classes) else UNKNOWN
+    for expr, unit in (pair for c in classes for pair in c.attribute_values.get(attribute, [])):
         walker = _Walker(facts, unit)
         walker._bind_params()
         walker.env.update(facts.final_env.get(id(unit), {}))

@@ -114,6 +114,17 @@ class Unit:
         return []
 
 
+def lineage(classes: dict[str, ClassInfo], cls: ClassInfo) -> list[ClassInfo]:
+    """The class and its bases defined in the same file, nearest first."""
+    chain = [cls]
+    for info in chain:
+        for base in info.base_names:
+            local = classes.get(base or "")
+            if local is not None and local not in chain:
+                chain.append(local)
+    return chain
+
+
 @dataclass(frozen=True)
 class LoaderCall:
     """A DataLoader(...) call, with whether it starts worker processes."""

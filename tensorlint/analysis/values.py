@@ -20,7 +20,7 @@ class Value:
     cuda: bool = False  # a device, or a device string, that names CUDA
     scalar: bool = False  # known to be a plain Python value: `loss.item()`, `float(x)`, `0.0`
     # The lambda or nested def this value is, when it captures tensors of its enclosing function.
-    closure: cst.CSTNode | None = field(default=None, compare=False)
+    closure: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     captured: tuple[str, ...] = ()
 
     def join(self, other: Value) -> Value:
@@ -232,8 +232,9 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return args[0] if args else UNKNOWN
         if name is not None and scope.is_local_module_class(name):
             return MODULE
-    callee = evaluate(call.func, scope)
-    if callee.module:
+    # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
+    callee = scope.attribute_of_self(call.func) if recv is not None else evaluate(call.func, scope)
+    if callee is not None and callee.module:
         return Value(tensor=True, graph=scope.grad_enabled)
     if recv is not None and name is not None:
         method = _method_call(name, evaluate(recv, scope), call, scope)

@@ -1,0 +1,5 @@
+import sys
+
+from tensorlint.cli import main
+
+sys.exit(main())

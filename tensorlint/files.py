@@ -1,0 +1,104 @@
+"""Finding the files to lint: recursion, excludes, and .gitignore."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from tensorlint.config import Config
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A path named on the command line that does not exist."""
+
+    path: Path
+
+
+class _GitIgnores:
+    """The .gitignore files of a git work tree, from its root down, read once each."""
+
+    def __init__(self) -> None:
+        self._specs: dict[Path, pathspec.PathSpec | None] = {}
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        root = _git_root(path.parent)
+        if root is None:
+            return False
+        directory = path.parent
+        chain = [directory, *directory.parents]
+        for folder in chain[: chain.index(root) + 1] if root in chain else []:
+            spec = self._spec(folder)
+            if spec is None:
+                continue
+            relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+            if spec.match_file(relative):
+                return True
+        return False
+
+    def _spec(self, folder: Path) -> pathspec.PathSpec | None:
+        if folder not in self._specs:
+            ignore = folder / ".gitignore"
+            spec = None
+            if ignore.is_file():
+                try:
+                    lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                except OSError:
+                    spec = None
+            self._specs[folder] = spec
+        return self._specs[folder]
+
+
+@functools.cache
+def _git_root(start: Path) -> Path | None:
+    for directory in [start, *start.parents]:
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def discover(paths: list[Path], config: Config, *, force_exclude: bool = False) -> Iterator[Path | Missing]:
+    """Python files under `paths`, in a stable order.
+
+    As in ruff, a file named on the command line is linted even when excluded, unless
+    `force_exclude` (what pre-commit hooks want, since pre-commit names every file).
+    """
+    gitignores = _GitIgnores() if config.respect_gitignore else None
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            yield Missing(path)
+            continue
+        if path.is_dir():
+            yield from _walk(path, config, gitignores, seen)
+        elif not force_exclude or not _skipped(path.absolute(), config, gitignores, is_dir=False):
+            if path.absolute() not in seen:
+                seen.add(path.absolute())
+                yield path
+
+
+def _walk(root: Path, config: Config, gitignores: _GitIgnores | None, seen: set[Path]) -> Iterator[Path]:
+    """Walk `root` as the user spelled it, so that reported paths read as they were given."""
+    for directory, dirnames, filenames in os.walk(root):
+        folder = Path(directory)
+        absolute = folder.absolute()
+        dirnames[:] = sorted(d for d in dirnames if not _skipped(absolute / d, config, gitignores, is_dir=True))
+        for name in sorted(filenames):
+            if name.endswith(PYTHON_SUFFIXES) and not _skipped(absolute / name, config, gitignores, is_dir=False):
+                if absolute / name not in seen:
+                    seen.add(absolute / name)
+                    yield folder / name
+
+
+def _skipped(path: Path, config: Config, gitignores: _GitIgnores | None, *, is_dir: bool) -> bool:
+    if config.is_excluded(path):
+        return True
+    return gitignores is not None and gitignores.ignored(path, is_dir)

@@ -1,0 +1,31 @@
+"""The flake8 front-end: `flake8 --select TL` reports what `tensorlint` reports.
+
+flake8 owns selection and `# noqa` here, so the core runs every rule without its own noqa
+filter; flake8 applies the same noqa syntax to the same lines. Columns are yielded 0-based,
+as flake8 expects, so that flake8's printed column equals the CLI's.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+from tensorlint import __version__
+from tensorlint.engine import lint_source
+
+
+class Flake8Checker:
+    name = "tensorlint"
+    version = __version__
+
+    def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "(none)") -> None:
+        # flake8 classifies plugins by parameter names: `tree` makes this an AST plugin.
+        self.lines = lines
+        self.filename = filename
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        source = "".join(self.lines)
+        for finding in lint_source(source, self.filename, apply_noqa=False):
+            if finding.code is None:
+                continue  # flake8 reports unparsable files itself (E999); never abort its run
+            yield finding.location.row, finding.location.column - 1, f"{finding.code} {finding.message}", type(self)
