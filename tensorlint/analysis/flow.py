@@ -524,8 +524,9 @@ class _Walker:
     def _bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
             name = target.value
-            if name in self.unit.graph_evidence and not value.tensor and not value.scalar and not value.module:
-                value = GRAPH if self.grad_enabled else TENSOR
+            # `loss.backward()` elsewhere in the function: whatever `loss` is bound to has a graph.
+            if name in self.unit.graph_evidence and self.grad_enabled and not (value.scalar or value.module):
+                value = GRAPH
             self.env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -610,10 +611,10 @@ class _Walker:
         if recv is not None and name == "to":
             target = argument(call, "device", 0)
             if target is not None and evaluate(target, self).cuda:
-                return "`.to()` a CUDA device"
+                return "`.to()` with a CUDA device"
         device = argument(call, "device")
         if device is not None and evaluate(device, self).cuda:
-            return "`device=` a CUDA device"
+            return "a CUDA `device=`"
         return None
 
     # -- loops ---------------------------------------------------------------------------------

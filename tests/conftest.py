@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TL\d{3}(?:\s*,\s*TL\d{3})*)")
+
+
+def expected_markers(path: Path) -> set[tuple[int, str]]:
+    """(row, code) for every `# expect: TLnnn` marker in a fixture."""
+    found = set()
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = MARKER.search(line)
+        if match:
+            found |= {(row, code.strip()) for code in match["codes"].split(",")}
+    return found
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

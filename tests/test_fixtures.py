@@ -1,0 +1,62 @@
+"""The CLI over fixtures/ reports exactly the lines marked `# expect: TLnnn`, and nothing else."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, expected_markers
+from tensorlint.rules import all_codes
+
+FINDING = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) ")
+FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
+
+
+def _cli_findings() -> dict[Path, set[tuple[int, str]]]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorlint", "--quiet", "fixtures"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr  # the fixtures hold leaks
+    found: dict[Path, set[tuple[int, str]]] = {}
+    for line in result.stdout.splitlines():
+        match = FINDING.match(line)
+        assert match, f"unexpected output line: {line!r}"
+        found.setdefault(ROOT / match["path"], set()).add((int(match["row"]), match["code"]))
+    return found
+
+
+@pytest.fixture(scope="module")
+def cli_findings() -> dict[Path, set[tuple[int, str]]]:
+    return _cli_findings()
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_findings_match_markers(fixture: Path, cli_findings: dict[Path, set[tuple[int, str]]]) -> None:
+    assert cli_findings.get(fixture, set()) == expected_markers(fixture)
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_is_named_for_what_it_expects(fixture: Path) -> None:
+    markers = expected_markers(fixture)
+    if fixture.name.startswith("pos_"):
+        assert markers, "a pos_ fixture must mark at least one finding"
+        assert {code for _, code in markers} >= {fixture.parent.name}
+    else:
+        assert fixture.name.startswith("neg_"), "fixtures are pos_*.py or neg_*.py"
+        assert not markers, "a neg_ fixture must expect no finding"
+
+
+@pytest.mark.parametrize("code", sorted(all_codes()))
+def test_every_rule_has_eight_positive_and_eight_negative_fixtures(code: str) -> None:
+    folder = FIXTURES / code
+    positives = [p for p in folder.glob("pos_*.py")]
+    negatives = [p for p in folder.glob("neg_*.py")]
+    assert len(positives) >= 8 and len(negatives) >= 8, (len(positives), len(negatives))

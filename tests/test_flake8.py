@@ -1,0 +1,54 @@
+"""The flake8 plugin reports what the CLI reports, with flake8's own conventions."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+LINE = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
+
+
+def _run(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def _positions(output: str) -> set[tuple[str, int, int, str]]:
+    found = set()
+    for line in output.splitlines():
+        match = LINE.match(line)
+        if match:
+            found.add((match["path"], int(match["row"]), int(match["col"]), match["code"]))
+    return found
+
+
+def test_flake8_and_cli_report_the_same_findings_on_fixtures() -> None:
+    cli = _run(["tensorlint", "--quiet", "fixtures"])
+    flake8 = _run(["flake8", "--select", "TL", "fixtures"])
+    assert flake8.returncode == 1, flake8.stderr
+    cli_positions = _positions(cli.stdout)
+    assert cli_positions, cli.stderr
+    assert _positions(flake8.stdout) == cli_positions
+
+
+def test_flake8_lists_the_plugin() -> None:
+    result = _run(["flake8", "--version"])
+    assert "tensorlint" in result.stdout
+
+
+def test_flake8_honours_noqa_and_keeps_going_after_a_file_that_does_not_parse(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n", encoding="utf-8")
+    (tmp_path / "leaky.py").write_text(
+        "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)\n\n"
+        "def run(loader):\n    total = 0\n    for x in loader:\n"
+        "        total += model(x).sum()\n        total += model(x).mean()  # noqa: TL004\n    return total\n",
+        encoding="utf-8",
+    )
+    result = _run(["flake8", "--select", "TL,E999", "."], cwd=tmp_path)
+    positions = _positions(result.stdout)
+    assert ("./leaky.py", 9, 9, "TL004") in positions
+    assert not any(row == 10 for _, row, _, _ in positions)
+    assert any(code == "E999" and path == "./broken.py" for path, _, _, code in positions)
