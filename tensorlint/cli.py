@@ -73,15 +73,15 @@ def _check(options: argparse.Namespace) -> int:
     findings: list[Finding] = []
     sources: dict[str, str] = {}
     failed = False
-    for path in paths:
-        if str(path) == "-":
-            name = options.stdin_filename or "-"
-            source = sys.stdin.read()
-            sources[name] = source
-            codes = _codes(config, select, ignore, Path(name) if options.stdin_filename else None)
-            findings.extend(lint_source(source, name, codes=codes))
-            continue
-        for item in discover([path], config, force_exclude=options.force_exclude):
+    if any(str(path) == "-" for path in paths):
+        name = options.stdin_filename or "-"
+        source = sys.stdin.read()
+        sources[name] = source
+        codes = _codes(config, select, ignore, Path(name) if options.stdin_filename else None)
+        findings.extend(lint_source(source, name, codes=codes))
+    files = [path for path in paths if str(path) != "-"]
+    if files:
+        for item in discover(files, config, force_exclude=options.force_exclude):
             if isinstance(item, Missing):
                 sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
                 failed = True

@@ -39,7 +39,7 @@ def lint_source(
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [_syntax_error(error, filename)]
+        return [_syntax_error(error, source, filename)]
     except (RecursionError, MemoryError) as error:
         return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")]
     rules = [rule() for rule in all_rules() if codes is None or rule.code in codes]
@@ -78,7 +78,15 @@ def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str
     return findings
 
 
-def _syntax_error(error: cst.ParserSyntaxError, filename: str) -> Finding:
+def _syntax_error(error: cst.ParserSyntaxError, source: str, filename: str) -> Finding:
+    """Python's own parser places syntax errors better than LibCST's does: ask it first."""
+    try:
+        compile(source, filename, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as python_error:
+        location = Location(python_error.lineno or 1, python_error.offset or 1)
+        return Finding(None, f"SyntaxError: {python_error.msg}", filename, location, location)
+    except (ValueError, RecursionError, MemoryError):  # null bytes, nesting: fall back to LibCST
+        pass
     location = Location(error.raw_line, error.raw_column + 1)
     message = str(error.message).strip().splitlines()[0] if error.message else "invalid syntax"
     return Finding(None, f"SyntaxError: {message}", filename, location, location)

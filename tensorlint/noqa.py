@@ -8,8 +8,9 @@ import tokenize
 from dataclasses import dataclass
 
 # flake8's inline regex (flake8/defaults.py), so that both front-ends agree.
-NOQA_INLINE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
-NOQA_FILE = re.compile(r"^\s*#\s*(?:flake8|tensorlint)[:=]\s*noqa(?::\s?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?\s*$", re.IGNORECASE | re.MULTILINE)
+_CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)"
+NOQA_INLINE = re.compile(rf"#\s*noqa(?::[\s]?{_CODES})?", re.IGNORECASE)
+NOQA_FILE = re.compile(rf"^\s*#\s*(?:flake8|tensorlint)[:=]\s*noqa(?::\s?{_CODES})?\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def _statement_ranges(source: str, line_count: int) -> list[tuple[int, int]]:
                 continue
             if start is None:
                 start = token.start[0]
-            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or token.type == tokenize.NL and start == token.start[0]:
+            if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
                 end = max(token.start[0], start)
                 ranges.append((start, end))
                 covered = end

@@ -1,0 +1,57 @@
+"""The pre-commit hook, run as users run it: `pre-commit try-repo` on a git repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+LEAKY = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+
+
+def evaluate(loader):
+    total = 0.0
+    for x, y in loader:
+        total += nn.functional.cross_entropy(model(x), y)
+    return total
+"""
+CLEAN = LEAKY.replace("total += nn.functional.cross_entropy(model(x), y)", "total += nn.functional.cross_entropy(model(x), y).item()")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_hook_reports_the_leaky_file_only(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "leaky.py").write_text(LEAKY, encoding="utf-8")
+    (repo / "clean.py").write_text(CLEAN, encoding="utf-8")
+    _git(repo, "add", ".")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tensorlint", "--all-files"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "leaky.py:10:9: TL004" in output
+    assert "clean.py" not in output.split("- hook id: tensorlint")[-1]
