@@ -17,6 +17,7 @@ import libcst as cst
 
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.walk import children, walk
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 
 # Methods that put their argument into the receiver, and the index of that argument.
@@ -36,7 +37,9 @@ class Loop:
     reset: frozenset[str]  # names (and `self.x`) assigned afresh on every iteration
     assigned: frozenset[str]  # every name the body assigns, loop variables included
     calls_backward: bool
-    over_modules: bool  # iterates layers or heads: what it collects is one forward graph
+    # A loop that computes rather than feeds data: over layers, `range`, a tensor, or a dict's
+    # items, with no `backward()` or `next()` in its body. What it collects is one graph.
+    computes: bool
     carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
     reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
 
@@ -233,21 +236,15 @@ def _params(unit: Unit) -> list[cst.Param]:
 
 
 def _annotation_words(param: cst.Param) -> set[str]:
+    """The names in a parameter's annotation: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
     if param.annotation is None:
         return set()
     words: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
+    for node in [param.annotation.annotation, *walk(param.annotation.annotation)]:
+        if isinstance(node, cst.Name):
             words.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            words.add(node.attr.value)
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
             words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
-
-    param.annotation.annotation.visit(Collector())
     return words
 
 
@@ -622,7 +619,7 @@ class _Walker:
     def _loop_info(self, statement: cst.For | cst.While) -> Loop:
         assigned: set[str] = set()
         reads: dict[str, set[str]] = {}
-        calls_backward = False
+        calls_backward = fetches = False
         for node in _walk_body(statement.body):
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -634,8 +631,10 @@ class _Walker:
                         reads.setdefault(name, set()).update(read)
             elif isinstance(node, cst.For):
                 assigned |= _target_names(node.target)
-            elif isinstance(node, cst.Call) and callee_name(node) in ("backward", "manual_backward"):
-                calls_backward = True
+            elif isinstance(node, cst.Call):
+                name = callee_name(node)
+                calls_backward = calls_backward or name in ("backward", "manual_backward")
+                fetches = fetches or name == "next"
         if isinstance(statement, cst.For):
             assigned |= _target_names(statement.target)
         return Loop(
@@ -643,26 +642,29 @@ class _Walker:
             frozenset(_reset_every_iteration(statement)),
             frozenset(assigned),
             calls_backward,
-            isinstance(statement, cst.For) and self._iterates_modules(statement.iter),
+            not calls_backward and not fetches and self._computes(statement),
             frozenset(_carried(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
 
-    def _iterates_modules(self, iterable: cst.BaseExpression) -> bool:
-        """`for block in self.blocks`, `for i in range(len(self.heads))`, `zip(self.heads, xs)`."""
-        if evaluate(iterable, self).module:
+    def _computes(self, loop: cst.For | cst.While) -> bool:
+        """Whether a loop's iterable is computation, not data: layers, `range`, tensors, dict items."""
+        if isinstance(loop, cst.While):
+            return True
+        return self._computed_iterable(loop.iter)
+
+    def _computed_iterable(self, iterable: cst.BaseExpression) -> bool:
+        value = evaluate(iterable, self)
+        if value.module or value.tensor:
             return True
         if isinstance(iterable, cst.Call):
             name = callee_name(iterable)
-            if name in ("children", "modules", "named_children", "named_modules", "parameters", "named_parameters"):
+            if name in ("range", "children", "modules", "named_children", "named_modules", "parameters",
+                        "named_parameters", "items", "values", "keys"):  # fmt: skip
                 return True
-            if name in ("items", "values", "keys") and receiver(iterable) is not None:
-                recv = receiver(iterable)
-                assert recv is not None
-                return evaluate(recv, self).module
-            if name in ("enumerate", "zip", "reversed", "list", "range", "len", "tuple"):
-                return any(self._iterates_modules(arg.value) for arg in iterable.args)
-        return False
+            if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
+                return bool(iterable.args) and all(self._computed_iterable(a.value) for a in iterable.args if not a.keyword)
+        return isinstance(iterable, (cst.List, cst.Tuple))
 
 
 def _carried(loop: cst.For | cst.While) -> set[str]:
@@ -762,32 +764,25 @@ def _assigned_names(body: cst.BaseSuite) -> set[str]:
 
 def _walk_body(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node below `node`, not entering nested functions, lambdas or classes."""
-    stack = list(reversed(node.children))
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        stack.extend(reversed(current.children))
+    return walk(node, into_functions=False)
 
 
-def _calls_and_yields(expr: cst.BaseExpression) -> Iterator[cst.Call | cst.Yield]:
-    """Calls and yields inside an expression, innermost first, not entering lambdas."""
+def _calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
+    """Calls and yields inside an expression, innermost first, not entering lambda bodies."""
     found: list[cst.Call | cst.Yield] = []
-
-    def visit(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Lambda):
-            for param in all_params(node.params):
-                if param.default is not None:
-                    visit(param.default)
-            return
-        for child in node.children:
-            visit(child)
+    stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            found.append(node)  # type: ignore[arg-type]
+            continue
         if isinstance(node, (cst.Call, cst.Yield)):
-            found.append(node)
-
-    visit(expr)
-    return iter(found)
+            stack.append((node, True))
+        if isinstance(node, cst.Lambda):
+            stack.extend((p.default, False) for p in all_params(node.params) if p.default is not None)
+            continue
+        stack.extend((child, False) for child in reversed(list(children(node))))
+    return found
 
 
 def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:

@@ -14,6 +14,7 @@ import libcst as cst
 
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver
 from tensorlint.analysis.values import _MODULE_BASES, is_torch_module_class
+from tensorlint.analysis.walk import children
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 
@@ -156,7 +157,9 @@ class ModuleIndex:
         return unit
 
 
-class _Indexer(cst.CSTVisitor):
+class _Indexer:
+    """One walk over the module, pyflakes-style: a handler per node type, `leave_` on exit."""
+
     def __init__(self, module: cst.Module) -> None:
         self.imports = Imports()
         self.module_unit = Unit(module, None)
@@ -173,6 +176,21 @@ class _Indexer(cst.CSTVisitor):
     @property
     def unit(self) -> Unit:
         return self.unit_stack[-1]
+
+    def run(self, module: cst.Module) -> None:
+        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        while stack:
+            node, leaving = stack.pop()
+            name = type(node).__name__
+            if leaving:
+                getattr(self, f"leave_{name}")(node)
+                continue
+            visit = getattr(self, f"visit_{name}", None)
+            if visit is not None:
+                visit(node)
+            if hasattr(self, f"leave_{name}"):
+                stack.append((node, True))
+            stack.extend((child, False) for child in reversed(list(children(node))))
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)
@@ -194,7 +212,7 @@ class _Indexer(cst.CSTVisitor):
                         if "forward" in targets:
                             info.forward_names.add(small.value.value)
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -215,7 +233,7 @@ class _Indexer(cst.CSTVisitor):
         self.unit_stack.append(unit)
         self.class_stack.append(None)
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.unit_stack.pop()
         self.class_stack.pop()
 
@@ -334,7 +352,7 @@ class _Indexer(cst.CSTVisitor):
 
 def build_index(module: cst.Module) -> ModuleIndex:
     indexer = _Indexer(module)
-    module.visit(indexer)
+    indexer.run(module)
     index = ModuleIndex(
         imports=indexer.imports,
         module_unit=indexer.module_unit,
@@ -354,27 +372,30 @@ def build_index(module: cst.Module) -> ModuleIndex:
 
 
 def _classify_classes(index: ModuleIndex) -> None:
-    """Module classes: a base is a torch module, a module class of this file, or unknown with forward."""
+    """Module classes: a base is a torch module or a module class of this file.
+
+    A base imported from elsewhere in the project says nothing by itself; a `forward` method
+    in the class or in a subclass of the file then says that the hierarchy is one of modules.
+    """
+    classes = index.classes
+    for cls in classes.values():
+        for base in filter(None, cls.base_names):
+            if base.startswith("torch.autograd.") and base.endswith("Function"):
+                cls.is_autograd_function = True
+            elif is_torch_module_class(base):
+                cls.is_module = True
+    for cls in classes.values():
+        if "forward" in cls.methods and not cls.is_autograd_function:
+            for ancestor in lineage(classes, cls):
+                if any(b and b not in classes and not _is_plain_base(b) for b in ancestor.base_names):
+                    cls.is_module = True
     changed = True
-    while changed:
+    while changed:  # a class whose local base is a module class is one too
         changed = False
-        for cls in index.classes.values():
-            if cls.is_module or cls.is_autograd_function:
-                continue
-            for base in cls.base_names:
-                if base is None:
-                    continue
-                if base.startswith("torch.autograd.") and base.endswith("Function"):
-                    cls.is_autograd_function = True
-                    break
-                local = index.classes.get(base)
-                if is_torch_module_class(base) or base in _MODULE_BASES or (local is not None and local.is_module):
+        for cls in classes.values():
+            if not cls.is_module and not cls.is_autograd_function:
+                if any(c.is_module for c in lineage(classes, cls)[1:]):
                     cls.is_module = changed = True
-                    break
-                # A base from another module of the project: a `forward` method says it is a module.
-                if local is None and "forward" in cls.methods and not _is_plain_base(base):
-                    cls.is_module = changed = True
-                    break
 
 
 def _assign_forward_roles(index: ModuleIndex) -> None:

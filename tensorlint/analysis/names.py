@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
+
+from tensorlint.analysis.walk import children
 
 
 class Imports:
@@ -108,25 +112,35 @@ def argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.B
 
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every name loaded in an expression, not looking into lambdas."""
+    return {name for name in _loads(node) if "." not in name}
+
+
+def references(node: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain read in an expression: `self.losses`, `total`, `torch.stack`."""
     found: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attr: cst.Attribute) -> bool:
-            attr.value.visit(self)
-            return False  # `x.name` loads x, not `name`
-
-        def visit_Lambda(self, _: cst.Lambda) -> bool:
-            return False
-
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
-            return False  # keyword names are not loads
-
-    node.visit(Collector())
+    for name in _loads(node, chains=True):
+        found.add(name)
+        found.add(name.split(".")[0])
     return found
+
+
+def _loads(node: cst.CSTNode, *, chains: bool = False) -> Iterator[str]:
+    """Names read in `node` (with `chains`, whole `a.b.c` chains), not entering lambdas."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        elif isinstance(current, cst.Attribute):
+            dotted = dotted_name(current) if chains else None
+            if dotted is not None:
+                yield dotted
+            else:
+                stack.append(current.value)  # `x.name` reads x, not `name`
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)  # keyword names are not reads
+        elif not isinstance(current, cst.Lambda):
+            stack.extend(children(current))
 
 
 def is_literal(expr: cst.BaseExpression) -> bool:
@@ -154,29 +168,3 @@ def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """Structural equality, ignoring whitespace and comments."""
     return a.deep_equals(b)
 
-
-def references(node: cst.CSTNode) -> set[str]:
-    """Every name and attribute chain read in an expression: `self.losses`, `total`, `torch.stack`."""
-    found: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Attribute(self, attr: cst.Attribute) -> bool:
-            dotted = dotted_name(attr)
-            if dotted is not None:
-                found.add(dotted)
-                found.add(dotted.split(".")[0])
-                return False
-            return True
-
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Lambda(self, _: cst.Lambda) -> bool:
-            return False
-
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
-            return False
-
-    node.visit(Collector())
-    return found

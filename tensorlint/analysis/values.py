@@ -94,11 +94,15 @@ _BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
 _NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
 
 
+# Module base classes of the big model libraries, as their own files import them (relatively).
+_MODULE_BASE_NAMES = frozenset(["LightningModule", "PreTrainedModel", "ModelMixin"])
+
+
 def is_torch_module_class(qualified: str | None) -> bool:
     """`torch.nn.Linear`, `torch.nn.CrossEntropyLoss`, `lightning.LightningModule`, ..."""
     if qualified is None:
         return False
-    if qualified in _MODULE_BASES:
+    if qualified in _MODULE_BASES or qualified.rsplit(".", 1)[-1] in _MODULE_BASE_NAMES:
         return True
     if not qualified.startswith("torch.nn."):
         return False
@@ -252,7 +256,7 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if qualified in ("functools.partial",):
         return evaluate(call.args[0].value, scope) if call.args else UNKNOWN
     if qualified == "torch.nn.Parameter":
-        return GRAPH
+        return TENSOR  # a leaf: it requires grad but carries no history
     if is_torch_module_class(qualified):
         return MODULE
     if qualified == "torch.compile" or qualified.startswith(("torchvision.models.", "timm.create_model")):

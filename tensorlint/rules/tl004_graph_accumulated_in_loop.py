@@ -139,7 +139,7 @@ class GraphAccumulatedInLoop(Rule):
             if root is None:
                 continue
             loop = _crossing_loop(root, event.loops)
-            if loop is None or loop.over_modules:
+            if loop is None:
                 continue
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
@@ -149,9 +149,15 @@ class GraphAccumulatedInLoop(Rule):
 
 
 def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
-    """The innermost loop whose iterations the accumulator survives (it is not reset inside)."""
+    """The innermost data loop whose iterations the accumulator survives.
+
+    Loops that compute (over layers, `range`, tensors) collect one graph; the accumulator
+    leaks only if it also survives an enclosing loop over data. A reset stops the search.
+    """
     for loop in reversed(loops):
-        if root not in loop.reset:
+        if root in loop.reset:
+            return None
+        if not loop.computes:
             return loop
     return None
 
