@@ -40,6 +40,8 @@ class Loop:
     # A loop that computes rather than feeds data: over layers, `range`, a tensor, or a dict's
     # items, with no `backward()` or `next()` in its body. What it collects is one graph.
     computes: bool
+    # Positive evidence of a training or evaluation loop: `backward()`, `next()`, a DataLoader.
+    feeds_data: bool
     carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
     reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
 
@@ -104,6 +106,7 @@ class Facts:
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
 
     @property
@@ -331,6 +334,8 @@ class _Walker:
                 value = MODULE if first_is_module else GRAPH
             elif Role.FORWARD in unit.roles:
                 value = TENSOR if _forward_param_is_tensor(param, words) else UNKNOWN
+            elif words & {"Type", "type", "Callable"}:
+                value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
                 value = TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
@@ -470,12 +475,29 @@ class _Walker:
             if small.value is not None:
                 self._effects(small.value)
                 self._escape(evaluate(small.value, self), "returned")
+                self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
         elif isinstance(small, (cst.Raise, cst.Assert)):
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._effects(child)
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
+
+    def _kept_references(self, expr: cst.BaseExpression) -> set[str]:
+        """Names whose values an expression passes on, not those it reduces to Python numbers."""
+        if evaluate(expr, self).scalar:
+            return set()
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return references(expr)
+        kept: set[str] = set()
+        for child in children(expr):
+            if isinstance(child, cst.BaseExpression):
+                kept |= self._kept_references(child)
+            elif isinstance(child, cst.Arg):
+                kept |= self._kept_references(child.value)
+            else:
+                kept |= references(child)
+        return kept
 
     def _assign(self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
@@ -595,8 +617,16 @@ class _Walker:
             self._escape(evaluate(arg.value, self), f"registered with `{callee_name(call)}`")
 
     def _escape(self, value: Value, how: str) -> None:
-        if value.closure is not None and value.captured:
-            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, value.captured, how))
+        if value.closure is None or not value.captured:
+            return
+        captured = value.captured
+        if how in ("returned", "yielded"):
+            # Handed back to the caller, a closure over the caller's own tensors (parameters)
+            # extends nothing the caller does not hold; one over a tensor made here does.
+            params = {p.name.value for p in _params(self.unit)}
+            captured = tuple(n for n in captured if n not in params)
+        if captured:
+            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how))
 
     def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> str | None:
         qualified = self.imports.qualify(call.func)
@@ -643,6 +673,7 @@ class _Walker:
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and self._computes(statement),
+            calls_backward or fetches or (isinstance(statement, cst.For) and self._iterates_loader(statement.iter)),
             frozenset(_carried(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
@@ -652,6 +683,15 @@ class _Walker:
         if isinstance(loop, cst.While):
             return True
         return self._computed_iterable(loop.iter)
+
+    def _iterates_loader(self, iterable: cst.BaseExpression) -> bool:
+        """`for batch in loader`, `enumerate(tqdm(self.val_dataloader()))`: a DataLoader's batches."""
+        for name in references(iterable):
+            if "loader" in name.rsplit(".", 1)[-1].lower():
+                return True
+            if "." not in name and any(_is_loader_call(self.imports, v) for v in self.unit.lookup_bindings(name)):
+                return True
+        return False
 
     def _computed_iterable(self, iterable: cst.BaseExpression) -> bool:
         value = evaluate(iterable, self)
@@ -665,6 +705,12 @@ class _Walker:
             if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
                 return bool(iterable.args) and all(self._computed_iterable(a.value) for a in iterable.args if not a.keyword)
         return isinstance(iterable, (cst.List, cst.Tuple))
+
+
+def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    return (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader")
 
 
 def _carried(loop: cst.For | cst.While) -> set[str]:

@@ -141,6 +141,12 @@ class GraphAccumulatedInLoop(Rule):
             loop = _crossing_loop(root, event.loops)
             if loop is None:
                 continue
+            if not loop.feeds_data:
+                cls = event.unit.cls
+                if cls is not None and cls.is_module:
+                    continue  # model code: its loops over tiles, chunks or lists build the output
+                if root in facts.returned.get(id(event.unit), ()):
+                    continue  # builds the function's result, not a loop over data
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in facts.backpropagated(event.unit):
