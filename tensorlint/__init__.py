@@ -11,7 +11,7 @@ from pathlib import Path
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
 
 __version__ = "0.1.0"
-__all__ = ["Applicability", "Edit", "Finding", "Fix", "Location", "lint", "__version__"]
+__all__ = ["Applicability", "Edit", "Finding", "Fix", "Location", "__version__", "lint"]
 
 
 def lint(target: str | Path, *, filename: str = "<string>", codes: frozenset[str] | None = None) -> list[Finding]:

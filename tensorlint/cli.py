@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tensorlint import __version__
-from tensorlint.config import ConfigError, Config, expand, find_pyproject, load_config, validate_selectors
+from tensorlint.config import Config, ConfigError, expand, find_pyproject, load_config, validate_selectors
 from tensorlint.engine import lint_file, lint_source, read_source
 from tensorlint.files import Missing, discover
 from tensorlint.findings import Finding
@@ -88,7 +88,7 @@ def _check(options: argparse.Namespace) -> int:
                 continue
             try:
                 findings.extend(lint_file(item, codes=_codes(config, select, ignore, item)))
-            except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+            except Exception as error:
                 sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
                 failed = True
     findings.sort(key=lambda f: f.sort_key)
@@ -111,7 +111,9 @@ def _check(options: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _codes(config: Config, select: tuple[str, ...] | None, ignore: tuple[str, ...], path: Path | None) -> frozenset[str]:
+def _codes(
+    config: Config, select: tuple[str, ...] | None, ignore: tuple[str, ...], path: Path | None
+) -> frozenset[str]:
     """As in ruff: --select replaces the configured selection; ignores of both kinds still apply."""
     if select is not None:
         config = dataclasses.replace(config, select=select)

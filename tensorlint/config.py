@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 from tensorlint.rules import all_codes
 
@@ -94,8 +94,10 @@ def matches(relative: PurePosixPath, pattern: str) -> bool:
     if "/" not in pattern:
         return any(fnmatch.fnmatchcase(part, pattern) for part in relative.parts)
     text = relative.as_posix()
-    return fnmatch.fnmatchcase(text, pattern) or fnmatch.fnmatchcase(text, pattern + "/*") or any(
-        fnmatch.fnmatchcase(str(parent), pattern) for parent in relative.parents
+    return (
+        fnmatch.fnmatchcase(text, pattern)
+        or fnmatch.fnmatchcase(text, pattern + "/*")
+        or any(fnmatch.fnmatchcase(str(parent), pattern) for parent in relative.parents)
     )
 
 
@@ -126,7 +128,9 @@ def load_config(pyproject: Path | None) -> Config:
         raise ConfigError(f"{where}: must be a table")
     unknown = set(table) - KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})"
+        )
     per_file: dict[str, tuple[str, ...]] = {}
     raw_per_file = table.get("per-file-ignores", {})
     if not isinstance(raw_per_file, dict):

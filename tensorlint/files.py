@@ -26,7 +26,7 @@ class _GitIgnores:
     """The .gitignore files of a git work tree, from its root down, read once each."""
 
     def __init__(self) -> None:
-        self._specs: dict[Path, pathspec.PathSpec | None] = {}
+        self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         root = _git_root(path.parent)
@@ -43,7 +43,7 @@ class _GitIgnores:
                 return True
         return False
 
-    def _spec(self, folder: Path) -> pathspec.PathSpec | None:
+    def _spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._specs:
             ignore = folder / ".gitignore"
             spec = None
@@ -79,10 +79,11 @@ def discover(paths: list[Path], config: Config, *, force_exclude: bool = False) 
             continue
         if path.is_dir():
             yield from _walk(path, config, gitignores, seen)
-        elif not force_exclude or not _skipped(path.absolute(), config, gitignores, is_dir=False):
-            if path.absolute() not in seen:
-                seen.add(path.absolute())
-                yield path
+        elif path.absolute() not in seen and not (
+            force_exclude and _skipped(path.absolute(), config, gitignores, is_dir=False)
+        ):
+            seen.add(path.absolute())
+            yield path
 
 
 def _walk(root: Path, config: Config, gitignores: _GitIgnores | None, seen: set[Path]) -> Iterator[Path]:
@@ -92,10 +93,14 @@ def _walk(root: Path, config: Config, gitignores: _GitIgnores | None, seen: set[
         absolute = folder.absolute()
         dirnames[:] = sorted(d for d in dirnames if not _skipped(absolute / d, config, gitignores, is_dir=True))
         for name in sorted(filenames):
-            if name.endswith(PYTHON_SUFFIXES) and not _skipped(absolute / name, config, gitignores, is_dir=False):
-                if absolute / name not in seen:
-                    seen.add(absolute / name)
-                    yield folder / name
+            file = absolute / name
+            if (
+                name.endswith(PYTHON_SUFFIXES)
+                and file not in seen
+                and not _skipped(file, config, gitignores, is_dir=False)
+            ):
+                seen.add(file)
+                yield folder / name
 
 
 def _skipped(path: Path, config: Config, gitignores: _GitIgnores | None, *, is_dir: bool) -> bool:

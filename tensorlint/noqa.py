@@ -38,10 +38,10 @@ def parse_suppressions(source: str) -> Suppressions:
         text = "\n".join(physical[first - 1 : last])
         if "noqa" not in text.lower():
             continue
-        match = NOQA_INLINE.search(text)
-        if match is None:
+        inline = NOQA_INLINE.search(text)
+        if inline is None:
             continue
-        codes = _codes(match.group("codes"))
+        codes = _codes(inline.group("codes"))
         for row in range(first, last + 1):
             lines[row] = codes
     return Suppressions(file_codes, lines)

@@ -19,7 +19,9 @@ def escape(text: str) -> str:
 
 def _headline(finding: Finding) -> str:
     code = f"{finding.code} " if finding.code else ""
-    return f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}: {code}{escape(finding.message)}"
+    return (
+        f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}: {code}{escape(finding.message)}"
+    )
 
 
 def concise(findings: Sequence[Finding], sources: Callable[[str], str | None]) -> str:

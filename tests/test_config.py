@@ -95,7 +95,9 @@ def test_config_selectors_accept_prefixes(project: Path, capsys: pytest.CaptureF
     assert reported(capsys.readouterr().out) == []
 
 
-def test_config_in_a_parent_folder_is_found(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_in_a_parent_folder_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     pyproject(project, 'select = ["TL001"]\n')
     write(project, "pkg/inner/leaky.py", LEAKY)
     write(project, "pkg/inner/cache.py", CACHE)
@@ -116,7 +118,9 @@ def test_pyproject_without_a_tensorlint_table_is_skipped_when_searching_upward(
     assert reported(capsys.readouterr().out) == [("cache.py", "TL001")]
 
 
-def test_nearest_tensorlint_table_wins(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nearest_tensorlint_table_wins(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     pyproject(project, 'select = ["TL001"]\n')
     pyproject(project / "sub", 'select = ["TL004"]\n')
     write(project, "sub/leaky.py", LEAKY)
@@ -126,7 +130,9 @@ def test_nearest_tensorlint_table_wins(project: Path, monkeypatch: pytest.Monkey
     assert reported(capsys.readouterr().out) == [("leaky.py", "TL004")]
 
 
-def test_exclude_pattern_without_slash_matches_any_path_component(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exclude_pattern_without_slash_matches_any_path_component(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pyproject(project, 'exclude = ["generated"]\n')
     write(project, "generated/a.py", LEAKY)
     write(project, "pkg/generated/b.py", LEAKY)
@@ -139,7 +145,9 @@ def test_exclude_pattern_without_slash_matches_any_path_component(project: Path,
     ]
 
 
-def test_exclude_pattern_without_slash_matches_file_names_by_glob(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_exclude_pattern_without_slash_matches_file_names_by_glob(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pyproject(project, 'exclude = ["*_pb2.py"]\n')
     write(project, "pkg/model_pb2.py", LEAKY)
     cli(".")
@@ -225,7 +233,9 @@ def test_per_file_ignores_drop_codes_for_matching_files(project: Path, capsys: p
     ]
 
 
-def test_per_file_ignores_pattern_without_slash_matches_file_names(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_per_file_ignores_pattern_without_slash_matches_file_names(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pyproject(project, '[tool.tensorlint.per-file-ignores]\n"test_*.py" = ["TL004"]\n')
     write(project, "pkg/test_leaky.py", LEAKY)
     cli(".")

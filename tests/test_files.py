@@ -65,7 +65,9 @@ def test_only_py_and_pyi_files_are_checked_in_folders(project: Path, capsys: pyt
     assert checked(capsys, ".") == ["module.py", "stub.pyi"]
 
 
-def test_reported_paths_keep_the_spelling_of_the_named_folder(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reported_paths_keep_the_spelling_of_the_named_folder(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write(project, "pkg/a.py")
     assert checked(capsys, "pkg") == ["pkg/a.py"]
     assert checked(capsys, str(project / "pkg")) == [str(project / "pkg" / "a.py")]

@@ -25,7 +25,9 @@ def evaluate(loader):
         total += nn.functional.cross_entropy(model(x), y)
     return total
 """
-CLEAN = LEAKY.replace("total += nn.functional.cross_entropy(model(x), y)", "total += nn.functional.cross_entropy(model(x), y).item()")
+CLEAN = LEAKY.replace(
+    "total += nn.functional.cross_entropy(model(x), y)", "total += nn.functional.cross_entropy(model(x), y).item()"
+)
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -28,7 +28,14 @@ def test_embedded_example(rule: type[Rule], kind: str, example: str) -> None:
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
 def test_rule_is_documented_in_ruff_sections(rule: type[Rule]) -> None:
     doc = rule.documentation()
-    for section in ("## What it does", "## Why is this bad?", "## Example", "Use instead:", "## Fix safety", "## References"):
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "Use instead:",
+        "## Fix safety",
+        "## References",
+    ):
         assert section in doc, section
     assert rule.invalid and rule.valid
     assert rule.name == rule.name.lower() and " " not in rule.name

@@ -17,15 +17,17 @@ import libcst as cst
 
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.values import GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
-from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 
 # Methods that put their argument into the receiver, and the index of that argument.
 STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1, "update": 0}
 # Method names that register a callback on their receiver.
 REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call_soon", "call_later"])
 # torch.cuda functions that neither allocate nor initialise CUDA in a worker.
-CUDA_SAFE = frozenset(["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"])
+CUDA_SAFE = frozenset(
+    ["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"]
+)
 _NO_GRAD_CONTEXTS = frozenset(
     ["torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"]
 )
@@ -221,7 +223,11 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         last = qualified.rsplit(".", 1)[-1]
         if last == "deque":
             bounded = argument(value, "maxlen", 1)
-            return "bounded" if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None") else "list"
+            return (
+                "bounded"
+                if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None")
+                else "list"
+            )
         if last in ("list",):
             return "list"
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
@@ -499,7 +505,9 @@ class _Walker:
                 kept |= references(child)
         return kept
 
-    def _assign(self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode) -> None:
+    def _assign(
+        self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode
+    ) -> None:
         if isinstance(target, cst.Name):
             other = _accumulated_operand(target, value_expr)
             if other is not None:
@@ -581,7 +589,7 @@ class _Walker:
         for node in _calls_and_yields(expr):
             if isinstance(node, cst.Call):
                 self._call(node)
-            elif node.value is not None:
+            elif isinstance(node.value, cst.BaseExpression):  # not `yield from`
                 self._escape(evaluate(node.value, self), "yielded")
 
     def _call(self, call: cst.Call) -> None:
@@ -602,17 +610,17 @@ class _Walker:
             return
         container = recv
         grows = name != "update"
-        if isinstance(recv, cst.Call) and callee_name(recv) == "setdefault" and receiver(recv) is not None:
-            container = receiver(recv)  # d.setdefault(k, []).append(v) grows d
-            assert container is not None
+        inner = receiver(recv) if isinstance(recv, cst.Call) and callee_name(recv) == "setdefault" else None
+        if inner is not None:
+            container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
         self._escape(value, "stored in a container")
         self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
-        if callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook") and isinstance(recv, cst.Name):
-            if self.lookup(recv.value).tensor and recv.value in self.env:
-                return  # a hook on a local tensor lives as long as that tensor's graph
+        on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook")
+        if on_tensor and isinstance(recv, cst.Name) and recv.value in self.env and self.env[recv.value].tensor:
+            return  # a hook on a local tensor lives as long as that tensor's graph
         for arg in call.args:
             self._escape(evaluate(arg.value, self), f"registered with `{callee_name(call)}`")
 
@@ -662,9 +670,9 @@ class _Walker:
             elif isinstance(node, cst.For):
                 assigned |= _target_names(node.target)
             elif isinstance(node, cst.Call):
-                name = callee_name(node)
-                calls_backward = calls_backward or name in ("backward", "manual_backward")
-                fetches = fetches or name == "next"
+                called = callee_name(node)
+                calls_backward = calls_backward or called in ("backward", "manual_backward")
+                fetches = fetches or called == "next"
         if isinstance(statement, cst.For):
             assigned |= _target_names(statement.target)
         return Loop(
@@ -703,7 +711,9 @@ class _Walker:
                         "named_parameters", "items", "values", "keys"):  # fmt: skip
                 return True
             if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
-                return bool(iterable.args) and all(self._computed_iterable(a.value) for a in iterable.args if not a.keyword)
+                return bool(iterable.args) and all(
+                    self._computed_iterable(a.value) for a in iterable.args if not a.keyword
+                )
         return isinstance(iterable, (cst.List, cst.Tuple))
 
 
@@ -801,9 +811,7 @@ def _assigned_names(body: cst.BaseSuite) -> set[str]:
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 names |= {n for n in _target_names(target.target) if "." not in n}
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            names |= {n for n in _target_names(node.target) if "." not in n}
-        elif isinstance(node, cst.For):
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
             names |= {n for n in _target_names(node.target) if "." not in n}
     return names
 

@@ -13,7 +13,7 @@ from enum import Enum
 import libcst as cst
 
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver
-from tensorlint.analysis.values import _MODULE_BASES, is_torch_module_class
+from tensorlint.analysis.values import is_torch_module_class
 from tensorlint.analysis.walk import children
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
@@ -41,8 +41,21 @@ MODULE_HOOK_REGISTRATIONS = frozenset(
 TENSOR_HOOK_REGISTRATIONS = frozenset(["register_hook", "register_post_accumulate_grad_hook"])
 # Methods that only modules have: calling one on a name is evidence that it holds a module.
 MODULE_ONLY_METHODS = frozenset(
-    "train eval parameters named_parameters modules children named_modules named_children buffers "
-    "named_buffers register_forward_hook register_forward_pre_hook register_full_backward_hook".split()
+    [
+        "train",
+        "eval",
+        "parameters",
+        "named_parameters",
+        "modules",
+        "children",
+        "named_modules",
+        "named_children",
+        "buffers",
+        "named_buffers",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+    ]
 )
 # Calls that free or bound a container: one of them anywhere in the class means it is managed.
 CONTAINER_MANAGEMENT = frozenset(["clear", "pop", "popleft", "popitem", "remove"])
@@ -366,7 +379,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
-    for call, unit in zip(indexer.loader_calls, indexer.loader_units):
+    for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
         _assign_worker_roles(index, call, unit)
     return index
 
@@ -393,9 +406,8 @@ def _classify_classes(index: ModuleIndex) -> None:
     while changed:  # a class whose local base is a module class is one too
         changed = False
         for cls in classes.values():
-            if not cls.is_module and not cls.is_autograd_function:
-                if any(c.is_module for c in lineage(classes, cls)[1:]):
-                    cls.is_module = changed = True
+            if not (cls.is_module or cls.is_autograd_function) and any(c.is_module for c in lineage(classes, cls)[1:]):
+                cls.is_module = changed = True
 
 
 def _assign_forward_roles(index: ModuleIndex) -> None:
@@ -527,9 +539,7 @@ def _base_name(expr: cst.BaseExpression, imports: Imports) -> str | None:
 
 
 def _is_static(node: cst.FunctionDef) -> bool:
-    return any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators
-    )
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -547,11 +557,16 @@ def _resets(value: cst.BaseExpression | None, target: cst.BaseExpression) -> boo
         return False
     if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
         return True
-    if isinstance(value, cst.Call) and callee_name(value) in ("list", "dict", "set", "defaultdict", "OrderedDict", "deque"):
-        return not value.args or isinstance(value.func, cst.Name) and value.func.value == "defaultdict"
-    if isinstance(value, cst.Subscript) and value.value.deep_equals(target):
-        return True
-    return False
+    if isinstance(value, cst.Call) and callee_name(value) in (
+        "list",
+        "dict",
+        "set",
+        "defaultdict",
+        "OrderedDict",
+        "deque",
+    ):
+        return not value.args or (isinstance(value.func, cst.Name) and value.func.value == "defaultdict")
+    return isinstance(value, cst.Subscript) and value.value.deep_equals(target)
 
 
 all_params = _all_params

@@ -154,7 +154,7 @@ def string_value(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.SimpleString):
         try:
             value = expr.evaluated_value
-        except Exception:  # noqa: BLE001 - odd prefixes: not worth a crash
+        except Exception:
             return None
         return value if isinstance(value, str) else None
     if isinstance(expr, cst.FormattedString) and expr.parts:
@@ -167,4 +167,3 @@ def string_value(expr: cst.BaseExpression) -> str | None:
 def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
     """Structural equality, ignoring whitespace and comments."""
     return a.deep_equals(b)
-

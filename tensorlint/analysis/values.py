@@ -7,7 +7,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, callee_name, dotted_name, receiver, string_value
+from tensorlint.analysis.names import Imports, callee_name, receiver, string_value
 
 
 @dataclass(frozen=True)
@@ -48,33 +48,138 @@ SCALAR = Value(scalar=True)
 
 # torch functions that do not return a tensor.
 _TORCH_NON_TENSOR = frozenset(
-    "device dtype no_grad enable_grad inference_mode set_grad_enabled is_tensor is_grad_enabled "
-    "is_floating_point is_complex is_storage numel manual_seed seed initial_seed save load compile "
-    "get_default_dtype set_default_dtype set_printoptions set_num_threads get_num_threads "
-    "use_deterministic_algorithms typename autocast finfo iinfo Size Generator is_inference_mode_enabled "
-    "set_default_device get_default_device set_float32_matmul_precision".split()
+    [
+        "device",
+        "dtype",
+        "no_grad",
+        "enable_grad",
+        "inference_mode",
+        "set_grad_enabled",
+        "is_tensor",
+        "is_grad_enabled",
+        "is_floating_point",
+        "is_complex",
+        "is_storage",
+        "numel",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "save",
+        "load",
+        "compile",
+        "get_default_dtype",
+        "set_default_dtype",
+        "set_printoptions",
+        "set_num_threads",
+        "get_num_threads",
+        "use_deterministic_algorithms",
+        "typename",
+        "autocast",
+        "finfo",
+        "iinfo",
+        "Size",
+        "Generator",
+        "is_inference_mode_enabled",
+        "set_default_device",
+        "get_default_device",
+        "set_float32_matmul_precision",
+    ]
 )
 _TENSOR_NAMESPACES = frozenset(
     ["torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse"]
 )
 # Tensor methods whose result carries no autograd history.
 _NO_GRAPH_METHODS = frozenset(
-    "detach detach_ argmax argmin argsort long int short bool byte char eq ne gt lt ge le isnan isinf "
-    "isfinite nonzero new_zeros new_ones new_empty new_full new_tensor logical_not logical_and "
-    "logical_or eq_ ne_ bincount".split()
+    [
+        "detach",
+        "detach_",
+        "argmax",
+        "argmin",
+        "argsort",
+        "long",
+        "int",
+        "short",
+        "bool",
+        "byte",
+        "char",
+        "eq",
+        "ne",
+        "gt",
+        "lt",
+        "ge",
+        "le",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "nonzero",
+        "new_zeros",
+        "new_ones",
+        "new_empty",
+        "new_full",
+        "new_tensor",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "eq_",
+        "ne_",
+        "bincount",
+    ]
 )
 # Tensor methods that return Python values.
 _NON_TENSOR_METHODS = frozenset(
-    "item tolist numpy size dim numel nelement element_size data_ptr is_contiguous stride "
-    "storage_offset get_device ndimension is_floating_point backward register_hook".split()
+    [
+        "item",
+        "tolist",
+        "numpy",
+        "size",
+        "dim",
+        "numel",
+        "nelement",
+        "element_size",
+        "data_ptr",
+        "is_contiguous",
+        "stride",
+        "storage_offset",
+        "get_device",
+        "ndimension",
+        "is_floating_point",
+        "backward",
+        "register_hook",
+    ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
 _NON_TENSOR_ATTRIBUTES = frozenset(
-    "shape dtype device requires_grad ndim is_cuda is_leaf grad_fn layout names is_sparse".split()
+    [
+        "shape",
+        "dtype",
+        "device",
+        "requires_grad",
+        "ndim",
+        "is_cuda",
+        "is_leaf",
+        "grad_fn",
+        "layout",
+        "names",
+        "is_sparse",
+    ]
 )
 # Module methods that return the module itself.
 _MODULE_RETURNING = frozenset(
-    "to cuda cpu train eval half float double bfloat16 requires_grad_ type share_memory to_empty".split()
+    [
+        "to",
+        "cuda",
+        "cpu",
+        "train",
+        "eval",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "requires_grad_",
+        "type",
+        "share_memory",
+        "to_empty",
+    ]
 )
 # Module bases outside torch.nn that make a class an nn.Module.
 _MODULE_BASES = frozenset(

@@ -13,9 +13,31 @@ from collections.abc import Iterator
 import libcst as cst
 
 _SKIPPED_FIELDS = frozenset(
-    "lpar rpar comma semicolon dot equal colon lbracket rbracket lbrace rbrace leading_lines "
-    "lines_after_decorators header footer trailing_whitespace asynchronous star whitespace "
-    "first_line empty_lines newline indent".split()
+    [
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "dot",
+        "equal",
+        "colon",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "trailing_whitespace",
+        "asynchronous",
+        "star",
+        "whitespace",
+        "first_line",
+        "empty_lines",
+        "newline",
+        "indent",
+    ]
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
 

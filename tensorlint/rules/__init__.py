@@ -19,7 +19,10 @@ def all_rules() -> tuple[type[Rule], ...]:
         found = [
             value
             for value in vars(module).values()
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.__module__ == module.__name__
+            if isinstance(value, type)
+            and issubclass(value, Rule)
+            and value is not Rule
+            and value.__module__ == module.__name__
         ]
         if len(found) != 1:
             raise RuntimeError(f"{module.__name__} must define exactly one rule, found {len(found)}")
