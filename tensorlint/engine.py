@@ -12,10 +12,11 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tensorlint.analysis import analyze
-from tensorlint.findings import Finding, Location
+from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
-from tensorlint.rule import Report
+from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_rules
+from tensorlint.text import split_lines
 
 # A file that names neither torch nor Lightning cannot hold what the rules look for.
 _SCREEN = re.compile(r"torch|lightning")
@@ -72,10 +73,45 @@ def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str
                 filename=filename,
                 location=Location(span.start.line, span.start.column + 1),
                 end_location=Location(span.end.line, span.end.column + 1),
-                fix=report.fix,
+                fix=_text_fix(module, report.fix) if report.fix else None,
             )
         )
     return findings
+
+
+def _text_fix(module: cst.Module, fix: NodeFix) -> Fix:
+    """Text edits for a fix: each replacement rendered in its place in the whole module.
+
+    A node rendered alone loses the indentation of the block around it, which multi-line
+    calls need; so the module is rendered with the replacement and the edit is the span
+    where the two texts differ.
+    """
+    original = module.code
+    edits = []
+    for old, new in fix.replacements:
+        changed = module.deep_replace(old, new)
+        assert isinstance(changed, cst.Module)
+        edits.append(_difference(original, changed.code))
+    return Fix(fix.message, fix.applicability, tuple(sorted(edits, key=lambda e: e.location)))
+
+
+def _difference(before: str, after: str) -> Edit:
+    """The one edit that turns `before` into `after`: the span between their common ends."""
+    limit = min(len(before), len(after))
+    start = 0
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < limit - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return Edit(after[start : len(after) - end], _location(before, start), _location(before, len(before) - end))
+
+
+def _location(text: str, offset: int) -> Location:
+    lines = split_lines(text[:offset], keepends=True)
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        return Location(len(lines) + 1, 1)
+    return Location(len(lines), len(lines[-1]) + 1)
 
 
 def _syntax_error(error: cst.ParserSyntaxError, source: str, filename: str) -> Finding:
@@ -98,10 +134,15 @@ def _unparsable(filename: str, message: str) -> Finding:
 
 def read_source(path: Path) -> str:
     """A Python file's text, decoded as Python does: BOM and PEP 263 coding cookies honoured."""
+    return read_source_and_encoding(path)[0]
+
+
+def read_source_and_encoding(path: Path) -> tuple[str, str]:
+    """The text and the encoding to write it back in (`utf-8-sig` keeps a BOM)."""
     with path.open("rb") as handle:
         data = handle.read()
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
+    return data.decode(encoding), encoding
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

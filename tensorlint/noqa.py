@@ -7,6 +7,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from tensorlint.text import split_lines
+
 # flake8's inline regex (flake8/defaults.py), so that both front-ends agree.
 _CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)"
 NOQA_INLINE = re.compile(rf"#\s*noqa(?::[\s]?{_CODES})?", re.IGNORECASE)
@@ -32,7 +34,7 @@ def parse_suppressions(source: str) -> Suppressions:
     for match in NOQA_FILE.finditer(source):
         codes = _codes(match.group("codes"))
         file_codes = codes if file_codes is None or codes else frozenset()
-    physical = source.splitlines()
+    physical = split_lines(source)
     lines: dict[int, frozenset[str]] = {}
     for first, last in _statement_ranges(source, len(physical)):
         text = "\n".join(physical[first - 1 : last])

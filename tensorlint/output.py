@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tensorlint.findings import Edit, Finding, Fix
 from tensorlint.rules import rule_by_code
+from tensorlint.text import split_lines
 
 FORMATS = ("concise", "full", "json")
 
@@ -33,7 +34,7 @@ def full(findings: Sequence[Finding], sources: Callable[[str], str | None]) -> s
     for finding in findings:
         block = [_headline(finding)]
         text = sources(finding.filename)
-        lines = text.splitlines() if text is not None else []
+        lines = split_lines(text) if text is not None else []
         row = finding.location.row
         if 0 < row <= len(lines):
             gutter = str(row)

@@ -10,9 +10,22 @@ from typing import ClassVar
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.findings import Fix
+from tensorlint.findings import Applicability
 
 DOCS_URL = "https://github.com/tensorlint/tensorlint/blob/main/docs/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    """A fix as rules write it: nodes of the tree and what replaces each.
+
+    The engine turns it into text edits once positions are known. Applying it must make the
+    finding go away (the fix tests check that a second pass changes nothing).
+    """
+
+    message: str
+    applicability: Applicability
+    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode], ...]
 
 
 @dataclass(frozen=True)
@@ -21,7 +34,7 @@ class Report:
 
     node: cst.CSTNode
     message: str
-    fix: Fix | None = None
+    fix: NodeFix | None = None
 
 
 class Rule:

@@ -13,7 +13,7 @@ from conftest import FIXTURES, ROOT, expected_markers
 from tensorlint.rules import all_codes
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) ")
-FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
+FIXTURE_FILES = sorted(FIXTURES.glob("TL*/*.py"))  # fixtures/fixes/ holds fix pairs: tests/test_fixes.py
 
 
 def _cli_findings() -> dict[Path, set[tuple[int, str]]]:

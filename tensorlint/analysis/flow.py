@@ -97,7 +97,8 @@ class ClosureEscape:
 class CudaWork:
     node: cst.Call
     unit: Unit
-    what: str  # "`.cuda()`", "`device=\"cuda\"`", ...
+    what: str  # "`.cuda()`", "a CUDA `device=`", ...
+    device: cst.Arg | None = None  # the argument that names CUDA, in `.to(dev)` and `device=dev`
 
 
 @dataclass(eq=False)
@@ -114,19 +115,6 @@ class Facts:
     @property
     def imports(self) -> Imports:
         return self.index.imports
-
-    def backpropagated(self, unit: Unit) -> set[str]:
-        """Names whose value reaches a backward call in `unit`, through its assignments."""
-        reached: set[str] = set()
-        for expr in unit.backpropagated:
-            reached |= references(expr)
-        todo = list(reached)
-        while todo:
-            for value in unit.bindings.get(todo.pop(), []):
-                for name in references(value) - reached:
-                    reached.add(name)
-                    todo.append(name)
-        return reached
 
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
@@ -601,7 +589,7 @@ class _Walker:
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv)
         if cuda is not None:
-            self.facts.cuda_work.append(CudaWork(call, self.unit, cuda))
+            self.facts.cuda_work.append(cuda)
 
     def _store_call(self, call: cst.Call, recv: cst.BaseExpression, name: str) -> None:
         position = STORE_METHODS[name]
@@ -636,20 +624,20 @@ class _Walker:
         if captured:
             self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how))
 
-    def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> str | None:
+    def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> CudaWork | None:
         qualified = self.imports.qualify(call.func)
         if qualified is not None and qualified.startswith("torch.cuda."):
             last = qualified.rsplit(".", 1)[-1]
-            return None if last in CUDA_SAFE else f"`{qualified}()`"
+            return None if last in CUDA_SAFE else CudaWork(call, self.unit, f"`{qualified}()`")
         if recv is not None and name == "cuda":
-            return "`.cuda()`"
-        if recv is not None and name == "to":
-            target = argument(call, "device", 0)
-            if target is not None and evaluate(target, self).cuda:
-                return "`.to()` with a CUDA device"
-        device = argument(call, "device")
-        if device is not None and evaluate(device, self).cuda:
-            return "a CUDA `device=`"
+            return CudaWork(call, self.unit, "`.cuda()`")
+        positional = [a for a in call.args if a.keyword is None]
+        for arg in call.args:
+            names_device = arg.keyword is not None and arg.keyword.value == "device"
+            first_of_to = recv is not None and name == "to" and positional[:1] == [arg]
+            if (names_device or first_of_to) and evaluate(arg.value, self).cuda:
+                what = "`.to()` with a CUDA device" if name == "to" else "a CUDA `device=`"
+                return CudaWork(call, self.unit, what, arg)
         return None
 
     # -- loops ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from enum import Enum
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver, references
 from tensorlint.analysis.values import is_torch_module_class
 from tensorlint.analysis.walk import children
 
@@ -93,9 +93,12 @@ class Unit:
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     module_evidence: set[str] = field(default_factory=set)  # names used as modules
     graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
-    backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward reaches
+    backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
+    # Names whose value reaches a backward call, through the unit's assignments.
+    backpropagated_names: set[str] = field(default_factory=set)
     managed_globals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
+    loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
 
     @property
     def name(self) -> str:
@@ -376,12 +379,44 @@ def build_index(module: cst.Module) -> ModuleIndex:
         hook_calls=indexer.hook_calls,
         loader_calls=[],
     )
+    for unit in index.units:
+        _follow_backward(index, unit)
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
     for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
         _assign_worker_roles(index, call, unit)
     return index
+
+
+def _follow_backward(index: ModuleIndex, unit: Unit) -> None:
+    """What reaches `backward()`; and the callables that computed it, which must be modules.
+
+    `out = model(x); loss = F.cross_entropy(out, y); loss.backward()`: whatever `model` is, its
+    output carries a graph, which is all that calling a module means to the rules.
+    """
+    reached: set[str] = set()
+    for expr in unit.backpropagated:
+        reached |= references(expr)
+    todo = list(reached)
+    while todo:
+        for value in unit.bindings.get(todo.pop(), []):
+            if isinstance(value, cst.Call) and index.imports.qualify(value.func) is None:
+                callee = dotted_name(value.func)
+                head, _, attribute = (callee or "").partition(".")
+                if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
+                    unit.cls.module_attributes.add(attribute)  # self.model(x)
+                elif callee is not None and callee not in index.classes and callee not in _BUILTINS:
+                    unit.module_evidence.add(callee)
+            for name in references(value) - reached:
+                reached.add(name)
+                todo.append(name)
+    unit.backpropagated_names = reached
+
+
+_BUILTINS = frozenset(
+    ["sum", "max", "min", "abs", "float", "int", "len", "list", "tuple", "dict", "zip", "next", "iter"]
+)
 
 
 def _classify_classes(index: ModuleIndex) -> None:
@@ -440,6 +475,7 @@ def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit) -> None
             continue
         for target, _, _ in resolve_callable(index, fn, unit):
             target.roles[Role.WORKER] = f"`{keyword}` of a DataLoader with workers"
+            target.loaders.append(call)
     dataset = argument(call, "dataset", 0)
     if dataset is None:
         return
@@ -447,9 +483,9 @@ def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit) -> None
         for method in _DATASET_METHODS:
             node = cls.methods.get(method)
             if node is not None:
-                index.method_units[id(node)].roles[Role.WORKER] = (
-                    f"`{cls.name}.{method}`, run by a DataLoader with workers"
-                )
+                target = index.method_units[id(node)]
+                target.roles[Role.WORKER] = f"`{cls.name}.{method}`, run by a DataLoader with workers"
+                target.loaders.append(call)
 
 
 def _is_zero(expr: cst.BaseExpression, index: ModuleIndex) -> bool:

@@ -7,7 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.rule import Report, Rule
+from tensorlint.analysis.index import all_params
+from tensorlint.analysis.names import callee_name, receiver
+from tensorlint.analysis.walk import walk
+from tensorlint.findings import Applicability
+from tensorlint.rule import NodeFix, Report, Rule
+from tensorlint.rules._edits import method_call
 
 
 class ClosureCapturesTensor(Rule):
@@ -48,8 +53,11 @@ class ClosureCapturesTensor(Rule):
     ```
 
     ## Fix safety
-    No automatic fix yet. Binding `.item()` or a detached CPU copy instead of the tensor
-    changes the closure's result type or device, so such a fix will be unsafe.
+    When a lambda only reads numbers out of the tensors it captures (`t.item()`,
+    `t.tolist()`), the fix binds those numbers as default arguments instead:
+    `lambda: t.item()` becomes `lambda t=t.item(): t`. It is unsafe: the number is read when the
+    lambda is made, not when it is called, and reading it waits for the GPU. Closures that use
+    the tensor itself, and nested functions, get no fix: capture what they need by hand.
 
     ## References
     - [PyTorch blog: Understanding GPU Memory 2: Finding and Removing Reference Cycles](https://pytorch.org/blog/understanding-gpu-memory-2/)
@@ -57,6 +65,7 @@ class ClosureCapturesTensor(Rule):
     """
 
     code = "TL002"
+    fix_availability = "Sometimes"
     name = "closure-captures-tensor"
     summary = "Lambda or closure captures a tensor and outlives the call"
     invalid = (
@@ -112,9 +121,77 @@ class ClosureCapturesTensor(Rule):
             names = ", ".join(f"`{n}`" for n in escape.captured)
             kind = "lambda" if isinstance(escape.node, cst.Lambda) else "closure"
             node = escape.node.name if isinstance(escape.node, cst.FunctionDef) else escape.node
+            fix = _bind_numbers(escape.node, escape.captured) if isinstance(escape.node, cst.Lambda) else None
             yield Report(
                 node,
                 f"{kind} captures tensor {names} and is {escape.how}: it keeps the tensor, and "
                 "any graph behind it, alive as long as it is kept; capture a Python value "
                 "(`.item()`) or a detached copy instead",
+                fix,
             )
+
+
+_TO_NUMBER = frozenset(["item", "tolist"])
+
+
+def _bind_numbers(node: cst.Lambda, captured: tuple[str, ...]) -> NodeFix | None:
+    """`lambda: t.item()` -> `lambda t=t.item(): t`, when the lambda only ever reads numbers
+    out of the tensors it captures. Other uses need the tensor itself: no fix then."""
+    params = node.params
+    if params.star_kwarg is not None or any(p.name.value in captured for p in all_params(params)):
+        return None
+    uses: dict[str, list[cst.Call]] = {name: [] for name in captured}
+    loads = {name: 0 for name in captured}
+    for inner in [node.body, *walk(node.body)]:
+        if isinstance(inner, cst.Name) and inner.value in loads:
+            loads[inner.value] += 1
+        elif isinstance(inner, cst.Call) and callee_name(inner) in _TO_NUMBER and not inner.args:
+            recv = receiver(inner)
+            if isinstance(recv, cst.Name) and recv.value in uses:
+                uses[recv.value].append(inner)
+    if any(not uses[name] or len(uses[name]) != loads[name] for name in captured):
+        return None
+    defaults = []
+    replaced: dict[int, cst.Name] = {}
+    for name in captured:
+        method = callee_name(uses[name][0]) or "item"
+        if any(callee_name(call) != method for call in uses[name]):
+            return None
+        replaced.update((id(call), cst.Name(name)) for call in uses[name])
+        defaults.append(
+            cst.Param(
+                cst.Name(name),
+                default=method_call(cst.Name(name), method),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        )
+    body = node.body.visit(_Replace(replaced))
+    new_params = _append_params(params, defaults)
+    return NodeFix(
+        "Capture the Python values instead of the tensors (read when the lambda is made)",
+        Applicability.UNSAFE,
+        ((node, node.with_changes(params=new_params, body=body)),),
+    )
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, cst.Name]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _append_params(params: cst.Parameters, extra: list[cst.Param]) -> cst.Parameters:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
+        kwonly = [p.with_changes(comma=comma) for p in params.kwonly_params]
+        if isinstance(params.star_arg, cst.Param):
+            params = params.with_changes(star_arg=params.star_arg.with_changes(comma=comma))
+        return params.with_changes(kwonly_params=[*kwonly, *extra[:-1], extra[-1]])
+    existing = [p.with_changes(comma=comma) for p in params.params]
+    fixed_extra = [p.with_changes(comma=comma) for p in extra[:-1]] + extra[-1:]
+    if params.posonly_params and not existing:
+        return params.with_changes(params=fixed_extra)
+    return params.with_changes(params=[*existing, *fixed_extra])

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tensorlint.analysis import Facts
+from tensorlint.analysis.flow import CudaWork
 from tensorlint.analysis.index import Role, Unit
-from tensorlint.rule import Report, Rule
+from tensorlint.analysis.names import argument, callee_name
+from tensorlint.findings import Applicability
+from tensorlint.rule import NodeFix, Report, Rule
+from tensorlint.rules._edits import with_keyword, without_argument
 
 
 class CudaInWorker(Rule):
@@ -51,8 +57,11 @@ class CudaInWorker(Rule):
     ```
 
     ## Fix safety
-    No automatic fix yet: moving the transfer into the training loop changes where tensors
-    live, which later code may depend on.
+    The fix drops the CUDA move from the worker code (`x.cuda()` becomes `x`, `device=dev` is
+    removed) and adds `pin_memory=True` to the DataLoader when it has no `pin_memory` argument.
+    It is unsafe: the batch now arrives on the CPU, so the training loop must move it
+    (`batch.to(device, non_blocking=True)`), which the fix cannot place for you. `torch.cuda.*`
+    calls and `.to(device, dtype)` get no fix.
 
     ## References
     - [torch.utils.data: multi-process data loading and memory pinning](https://docs.pytorch.org/docs/stable/data.html)
@@ -60,6 +69,7 @@ class CudaInWorker(Rule):
     """
 
     code = "TL003"
+    fix_availability = "Sometimes"
     name = "cuda-in-dataloader-worker"
     summary = "CUDA work in code that DataLoader runs in worker processes"
     invalid = (
@@ -111,22 +121,48 @@ class CudaInWorker(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for work in facts.cuda_work:
-            why = _worker_reason(work.unit)
-            if why is None:
+            worker = _worker(work.unit)
+            if worker is None:
                 continue
             yield Report(
                 work.node,
-                f"{work.what} in {why}: under fork it raises RuntimeError once the parent has "
-                "used CUDA, otherwise every worker creates its own CUDA context (~636 MiB each); "
-                "keep tensors on the CPU here and move them in the training loop "
+                f"{work.what} in {worker.roles[Role.WORKER]}: under fork it raises RuntimeError "
+                "once the parent has used CUDA, otherwise every worker creates its own CUDA context "
+                "(~636 MiB each); keep tensors on the CPU here and move them in the training loop "
                 "(`pin_memory=True`)",
+                _fix(work, worker),
             )
 
 
-def _worker_reason(unit: Unit | None) -> str | None:
-    """Why a unit runs in a worker: its own role, or that of a function it is nested in."""
+def _worker(unit: Unit | None) -> Unit | None:
+    """The unit that runs in a worker: this one, or a function it is nested in."""
     while unit is not None:
         if Role.WORKER in unit.roles:
-            return unit.roles[Role.WORKER]
+            return unit
         unit = unit.parent
     return None
+
+
+def _fix(work: CudaWork, worker: Unit) -> NodeFix | None:
+    """Keep the tensor on the CPU in the worker, and pin the loader's memory for the transfer."""
+    call = work.node
+    if work.device is None and callee_name(call) != "cuda":
+        return None  # torch.cuda.* calls: nothing to drop
+    if work.device is not None and callee_name(call) != "to":
+        on_cpu: cst.BaseExpression = without_argument(call, work.device)  # torch.zeros(..., device=dev)
+    elif all(arg is work.device or (arg.keyword and arg.keyword.value in _MOVE_OPTIONS) for arg in call.args):
+        on_cpu = call.func.value if isinstance(call.func, cst.Attribute) else call  # x.cuda() -> x
+    else:
+        return None  # .to(device, dtype): the dtype part must stay
+    replacements: list[tuple[cst.CSTNode, cst.CSTNode]] = [(call, on_cpu)]
+    for loader in worker.loaders:
+        if argument(loader, "pin_memory", 7) is None:
+            replacements.append((loader, with_keyword(loader, "pin_memory", cst.Name("True"))))
+    return NodeFix(
+        "Keep the tensor on the CPU in the worker; move the batch in the training loop (pin_memory=True)",
+        Applicability.UNSAFE,
+        tuple(replacements),
+    )
+
+
+_MOVE_OPTIONS = frozenset(["non_blocking", "copy", "device", "memory_format"])

@@ -8,8 +8,13 @@ import libcst as cst
 
 from tensorlint.analysis import Facts
 from tensorlint.analysis.flow import Accumulation, Loop, Store, root_name
-from tensorlint.analysis.index import Role
-from tensorlint.rule import Report, Rule
+from tensorlint.analysis.index import Role, Unit
+from tensorlint.analysis.names import callee_name, dotted_name, string_value
+from tensorlint.analysis.values import is_loss_name
+from tensorlint.analysis.walk import walk
+from tensorlint.findings import Applicability
+from tensorlint.rule import NodeFix, Report, Rule
+from tensorlint.rules._edits import method_call
 
 _FORWARD_CODE = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
 
@@ -56,9 +61,13 @@ class GraphAccumulatedInLoop(Rule):
     ```
 
     ## Fix safety
-    No automatic fix yet. `.item()` turns the accumulator into a Python float and synchronises
-    with the GPU; `.detach()` keeps a tensor but cuts gradients. Both change behaviour, so such
-    fixes will be unsafe.
+    The fix accumulates `loss.item()` when the value is a loss (a one-element tensor: a name
+    that `.backward()` is called on, `outputs.loss`, a `criterion(...)` or `F.*_loss` call) and
+    the accumulator is only used as a number; otherwise it accumulates `value.detach()`, which
+    keeps a tensor for code that later stacks or calls methods on it. Both are unsafe: `.item()`
+    turns the total into a Python float and waits for the GPU; `.detach()` cuts gradients, which
+    matters if the sum was meant to be backpropagated. Values wrapped in lists or dicts get no
+    fix.
 
     ## References
     - [PyTorch FAQ: Don't accumulate history across your training loop](https://docs.pytorch.org/docs/stable/notes/faq.html)
@@ -66,6 +75,7 @@ class GraphAccumulatedInLoop(Rule):
     """
 
     code = "TL004"
+    fix_availability = "Sometimes"
     name = "graph-accumulated-in-loop"
     summary = "Autograd history accumulated across loop iterations"
     invalid = (
@@ -149,9 +159,57 @@ class GraphAccumulatedInLoop(Rule):
                     continue  # builds the function's result, not a loop over data
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
-            if root in facts.backpropagated(event.unit):
+            if root in event.unit.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation
-            yield Report(event.node, _message(root, loop))
+            yield Report(event.node, _message(root, loop), _fix(facts, event, root))
+
+
+def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None:
+    """Accumulate a Python number where the value is a loss and the total is used as a number;
+    otherwise a detached tensor, which keeps working where the accumulator is used as one."""
+    value = event.value_expr
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        return None  # wrapped values: which element to detach is a choice for the author
+    scalar = isinstance(event, Accumulation) and _is_loss(facts, event.unit, value, depth=0)
+    method = "item" if scalar and not _used_as_tensor(event.unit, root) else "detach"
+    described = cst.Module([]).code_for_node(value)
+    return NodeFix(f"Accumulate `{described}.{method}()`", Applicability.UNSAFE, ((value, method_call(value, method)),))
+
+
+def _is_loss(facts: Facts, unit: Unit, expr: cst.BaseExpression, depth: int) -> bool:
+    """A value that is a loss, so a one-element tensor that `.item()` can take."""
+    if depth > 3:
+        return False
+    if isinstance(expr, cst.Name):
+        if expr.value in unit.graph_evidence:
+            return True  # `.backward()` is called on it: a scalar
+        return any(_is_loss(facts, unit, v, depth + 1) for v in unit.bindings.get(expr.value, []))
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "loss"  # outputs.loss
+    if isinstance(expr, cst.Subscript):
+        key = expr.slice[0].slice if expr.slice else None
+        text = string_value(key.value) if isinstance(key, cst.Index) else None
+        return text is not None and "loss" in text
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_loss(facts, unit, expr.left, depth + 1) or _is_loss(facts, unit, expr.right, depth + 1)
+    if isinstance(expr, cst.Call):
+        name = callee_name(expr) or ""
+        qualified = facts.imports.qualify(expr.func) or ""
+        reduced = name in ("sum", "mean") and not expr.args
+        return (
+            reduced
+            or is_loss_name(name)
+            or (qualified.startswith("torch.nn.functional.") and ("loss" in name or "entropy" in name))
+        )
+    return False
+
+
+def _used_as_tensor(unit: Unit, root: str) -> bool:
+    """Whether the function calls a method on the accumulator (`total.item()`): a float has none."""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == root
+        for node in walk(unit.node)
+    )
 
 
 def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:

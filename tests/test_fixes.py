@@ -1,0 +1,131 @@
+"""Fixes: each rule's fix turns `fixtures/fixes/*.in.py` into `*.out.py`, once and for all."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tensorlint.fixes
+from conftest import FIXTURES
+from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
+from tensorlint.fixes import fix_source
+from tensorlint.rule import Rule
+from tensorlint.rules import all_rules
+
+PAIRS = sorted((FIXTURES / "fixes").glob("*.in.py"))
+
+
+def _expected(path: Path) -> str:
+    return path.with_name(path.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("before", PAIRS, ids=lambda p: p.name.removesuffix(".in.py"))
+def test_fix_turns_input_into_expected_output(before: Path) -> None:
+    result = fix_source(before.read_text(encoding="utf-8"), str(before), unsafe=True)
+    assert result.refused is None
+    assert result.source == _expected(before)
+    assert result.fixed and not result.remaining
+
+
+@pytest.mark.parametrize("before", PAIRS, ids=lambda p: p.name.removesuffix(".in.py"))
+def test_fix_is_idempotent(before: Path) -> None:
+    after = _expected(before)
+    again = fix_source(after, str(before), unsafe=True)
+    assert again.source == after and not again.fixed
+
+
+@pytest.mark.parametrize("before", PAIRS, ids=lambda p: p.name.removesuffix(".in.py"))
+def test_unsafe_fixes_are_not_applied_without_asking(before: Path) -> None:
+    source = before.read_text(encoding="utf-8")
+    result = fix_source(source, str(before))
+    assert result.source == source and not result.fixed
+    assert all(f.fix is not None and f.fix.applicability is Applicability.UNSAFE for f in result.remaining)
+
+
+@pytest.mark.parametrize("rule", [r for r in all_rules() if r.fix_availability != "None"], ids=lambda r: r.code)
+def test_every_rule_with_a_fix_has_a_fix_fixture(rule: type[Rule]) -> None:
+    assert any(p.name.startswith(rule.code) for p in PAIRS)
+
+
+def test_a_fix_whose_result_does_not_parse_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "import torch\nx = torch.zeros(3)\n"
+    broken = Fix("break it", Applicability.SAFE, (Edit("(", Location(2, 1), Location(2, 1)),))
+    finding = Finding("TL004", "m", "x.py", Location(2, 1), Location(2, 2), broken)
+    calls = iter([[finding], []])
+    monkeypatch.setattr(tensorlint.fixes, "lint_source", lambda *a, **k: next(calls, []))
+    result = fix_source(source, "x.py")
+    assert result.source == source
+    assert result.refused is not None and "parse" in result.refused
+
+
+LEAKY = (
+    "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 2)\n\n\ndef evaluate(loader):\n"
+    "    total = 0.0\n    for x, y in loader:\n        total += nn.functional.cross_entropy(model(x), y)\n"
+    "    return total\n"
+)
+FIXED = LEAKY.replace("model(x), y)\n", "model(x), y).item()\n")
+
+
+def _cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tensorlint", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False
+    )
+
+
+def test_fix_without_unsafe_fixes_changes_nothing_and_says_why(tmp_path: Path) -> None:
+    (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
+    result = _cli("--fix", "leaky.py", cwd=tmp_path)
+    assert (tmp_path / "leaky.py").read_text(encoding="utf-8") == LEAKY
+    assert result.returncode == 1
+    assert "(0 fixed, 1 remaining)" in result.stdout
+
+
+def test_unsafe_fix_writes_the_file_and_exits_0_when_nothing_remains(tmp_path: Path) -> None:
+    path = tmp_path / "leaky.py"
+    path.write_text(LEAKY, encoding="utf-8")
+    path.chmod(0o640)
+    result = _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert path.read_text(encoding="utf-8") == FIXED
+    assert "(1 fixed, 0 remaining)" in result.stdout
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["leaky.py"]  # no temporary file left
+    again = _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    assert again.returncode == 0 and path.read_text(encoding="utf-8") == FIXED
+
+
+def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
+    (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
+    assert _cli("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "leaky.py", cwd=tmp_path).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("encoding", "newline"), [("utf-8", "\r\n"), ("utf-8-sig", "\n"), ("latin-1", "\n")], ids=["crlf", "bom", "latin-1"]
+)
+def test_fix_keeps_encoding_and_line_endings(tmp_path: Path, encoding: str, newline: str) -> None:
+    header = "# -*- coding: latin-1 -*-\n# café\n" if encoding == "latin-1" else ""
+    path = tmp_path / "leaky.py"
+    path.write_bytes((header + LEAKY).replace("\n", newline).encode(encoding))
+    assert _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
+    assert path.read_bytes() == (header + FIXED).replace("\n", newline).encode(encoding)
+
+
+def test_diff_prints_the_fix_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
+    result = _cli("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "-        total += nn.functional.cross_entropy(model(x), y)\n" in result.stdout
+    assert "+        total += nn.functional.cross_entropy(model(x), y).item()\n" in result.stdout
+    assert (tmp_path / "leaky.py").read_text(encoding="utf-8") == LEAKY
+    (tmp_path / "leaky.py").write_text(FIXED, encoding="utf-8")
+    assert _cli("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
+
+
+def test_fix_of_stdin_prints_the_fixed_source(tmp_path: Path) -> None:
+    result = _cli("--fix", "--unsafe-fixes", "-", "--stdin-filename", "leaky.py", cwd=tmp_path, stdin=LEAKY)
+    assert result.stdout == FIXED
+    assert result.returncode == 0
