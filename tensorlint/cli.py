@@ -59,6 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _rule(args[1:])
     if args and args[0] == "rules":
         return _rules()
+    if args and args[0] in ("server", "lsp"):
+        return _server()
     if args and args[0] == "check":
         args = args[1:]
     try:
@@ -198,6 +200,15 @@ def _codes(
     if select is not None:
         config = dataclasses.replace(config, select=select)
     return config.codes_for(path) - expand(ignore)
+
+
+def _server() -> int:
+    try:
+        from tensorlint.server import main as serve
+    except ImportError as error:  # pygls is an extra: the linter itself does not need it
+        sys.stderr.write(f"tensorlint: error: the language server needs `pip install 'tensorlint[lsp]'` ({error})\n")
+        return EXIT_ERROR
+    return serve()
 
 
 def _rule(args: list[str]) -> int:

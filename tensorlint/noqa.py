@@ -49,6 +49,19 @@ def parse_suppressions(source: str) -> Suppressions:
     return Suppressions(file_codes, lines)
 
 
+def add_noqa(line: str, code: str) -> str:
+    """The line with `code` suppressed: merged into its `# noqa: ...` comment, or one appended."""
+    match = NOQA_INLINE.search(line)
+    if match is None:
+        body = line.rstrip("\r\n")
+        return f"{body.rstrip()}  # noqa: {code}{line[len(body) :]}"
+    codes = _codes(match.group("codes"))
+    if not codes or code in codes:
+        return line  # a blanket noqa, or the code is there already
+    merged = ", ".join(sorted(codes | {code}))
+    return f"{line[: match.start()]}# noqa: {merged}{line[match.end() :]}"
+
+
 def _codes(text: str | None) -> frozenset[str]:
     return frozenset(c.upper() for c in re.split(r"[,\s]+", text) if c) if text else frozenset()
 

@@ -17,7 +17,7 @@ import libcst as cst
 
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
-from tensorlint.analysis.values import GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
+from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
 # Methods that put their argument into the receiver, and the index of that argument.
@@ -144,7 +144,8 @@ class Facts:
             aliased = _alias_of_long_lived(self, owner, values)
             if aliased is not None:
                 return aliased
-            if name in owner.managed_globals:
+            if name in owner.managed_globals or (owner is not unit and owner.removes_hooks):
+                # Emptied in its function, or filled by hooks that function removes again.
                 return ("closure" if owner is not unit else "local"), "managed"
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
@@ -336,6 +337,8 @@ class _Walker:
                 value = MODULE
             else:
                 value = UNKNOWN
+            if param.default is not None and evaluate(param.default, self).cuda:
+                value = CUDA  # def collate(batch, device="cuda")
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
             self.env[name] = value
@@ -422,6 +425,9 @@ class _Walker:
 
     def _grad_mode(self, expr: cst.BaseExpression) -> bool | None:
         """False inside no_grad/inference_mode, True inside enable_grad; None if unchanged."""
+        if isinstance(expr, cst.IfExp):  # `enable_grad() if train else no_grad()`: prefer silence
+            modes = {self._grad_mode(expr.body), self._grad_mode(expr.orelse)}
+            return False if False in modes else None
         call = expr if isinstance(expr, cst.Call) else None
         qualified = self.imports.qualify(call.func if call else expr)
         flag = _is_false(call.args[0].value) if call and call.args else None

@@ -13,7 +13,7 @@ from enum import Enum
 import libcst as cst
 
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver, references
-from tensorlint.analysis.values import is_torch_module_class
+from tensorlint.analysis.values import is_loss_name, is_torch_module_class
 from tensorlint.analysis.walk import children
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
@@ -96,9 +96,11 @@ class Unit:
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
     # Names whose value reaches a backward call, through the unit's assignments.
     backpropagated_names: set[str] = field(default_factory=set)
+    loss_calls: list[cst.Call] = field(default_factory=list)  # criterion(out, y), F.cross_entropy(...)
     managed_globals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
+    removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
 
     @property
     def name(self) -> str:
@@ -277,14 +279,20 @@ class _Indexer:
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value, None)
+            # `a, b = [], []` binds pairwise; other unpacking binds values we do not know.
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else []
+            pairwise = len(values) == len(target.elements)
+            for position, element in enumerate(target.elements):
+                self._bind(element.value, values[position].value if pairwise else None)
             return
         if isinstance(target, cst.Name):
+            name = target.value
+            rebinding = name in self.unit.bindings
             if value is not None:
-                self.unit.bindings.setdefault(target.value, []).append(value)
-            if target.value in self.unit.declared_global and _resets(value, target):
-                self.module_unit.managed_globals.add(target.value)
+                self.unit.bindings.setdefault(name, []).append(value)
+            global_scope = name in self.unit.declared_global or self.unit is self.module_unit
+            if global_scope and _resets(value, target) and (rebinding or self.unit is not self.module_unit):
+                self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
             return
         attribute = self._self_attribute(target)
         if attribute is not None and value is not None:
@@ -321,7 +329,9 @@ class _Indexer:
         if name is None:
             return
         if recv is not None:
-            if name in CONTAINER_MANAGEMENT:
+            if name == "remove" and not node.args:
+                self.unit.removes_hooks = True  # RemovableHandle.remove(); list.remove takes an item
+            elif name in CONTAINER_MANAGEMENT:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
@@ -330,6 +340,9 @@ class _Indexer:
                 self.hook_calls.append((node, self.unit, role))
         elif name in MODULE_HOOK_REGISTRATIONS:
             self.hook_calls.append((node, self.unit, Role.MODULE_HOOK))
+        functional = (self.imports.qualify(node.func) or "").startswith("torch.nn.functional.")
+        if is_loss_name(name) or (functional and ("loss" in name or "entropy" in name or name == "kl_div")):
+            self.unit.loss_calls.append(node)
         if name in ("backward", "manual_backward"):
             self._backward(node, recv)
         elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
@@ -380,7 +393,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         loader_calls=[],
     )
     for unit in index.units:
-        _follow_backward(index, unit)
+        _find_graph_producers(index, unit)
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
@@ -389,15 +402,24 @@ def build_index(module: cst.Module) -> ModuleIndex:
     return index
 
 
-def _follow_backward(index: ModuleIndex, unit: Unit) -> None:
-    """What reaches `backward()`; and the callables that computed it, which must be modules.
+def _find_graph_producers(index: ModuleIndex, unit: Unit) -> None:
+    """What reaches `backward()` or a loss; and the callables that computed it: modules.
 
-    `out = model(x); loss = F.cross_entropy(out, y); loss.backward()`: whatever `model` is, its
+    `out = model(x); loss = criterion(out, y)` or `loss.backward()`: whatever `model` is, its
     output carries a graph, which is all that calling a module means to the rules.
     """
     reached: set[str] = set()
     for expr in unit.backpropagated:
         reached |= references(expr)
+    unit.backpropagated_names = set(reached)
+    _follow_bindings(unit.backpropagated_names, unit, index)
+    _follow_bindings(
+        {name for loss in unit.loss_calls for arg in loss.args for name in references(arg.value)}, unit, index
+    )
+
+
+def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
+    """Grow `reached` with every name its assignments read; note the callables met on the way."""
     todo = list(reached)
     while todo:
         for value in unit.bindings.get(todo.pop(), []):
@@ -411,7 +433,6 @@ def _follow_backward(index: ModuleIndex, unit: Unit) -> None:
             for name in references(value) - reached:
                 reached.add(name)
                 todo.append(name)
-    unit.backpropagated_names = reached
 
 
 _BUILTINS = frozenset(

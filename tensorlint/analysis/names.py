@@ -54,6 +54,8 @@ class Imports:
             return None
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)
+        if target is None and head == "torch":
+            target = "torch"  # a snippet that uses torch without importing it still means torch
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
