@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from tensorlint import __version__
-from tensorlint.config import Config, ConfigError, expand, find_pyproject, load_config, validate_selectors
+from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
+from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
+from tensorlint.docs import render_table, rule_record
 from tensorlint.engine import lint_file, lint_source, read_source
 from tensorlint.files import Missing, discover
 from tensorlint.findings import Finding
-from tensorlint.output import FORMATS, WRITERS, summary
+from tensorlint.output import (
+    FORMATS,
+    HUMAN_FORMATS,
+    WRITERS,
+    OutputContext,
+    fix_listing,
+    statistics,
+    summary,
+    use_colour,
+)
 from tensorlint.rules import all_rules, rule_by_code
+from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rule", "rules")
@@ -33,14 +48,36 @@ def _check_parser() -> argparse.ArgumentParser:
         description="Find PyTorch memory-leak patterns before the code runs.",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check ('-' reads stdin); default: .")
-    parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TL001,TL00)")
-    parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--output-format", choices=FORMATS, default="concise")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--stdin-filename", help="the name to report for source read from stdin")
-    parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     parser.add_argument("--version", action="version", version=f"tensorlint {__version__}")
+
+    selection = parser.add_argument_group("rule selection (codes or prefixes: TL001, TL00, TL, ALL)")
+    selection.add_argument(
+        "--select", help="comma-separated codes or prefixes to enable, replacing the configured ones"
+    )
+    selection.add_argument("--extend-select", help="comma-separated codes or prefixes to enable in addition")
+    selection.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
+
+    configuration = parser.add_argument_group("configuration")
+    source = configuration.add_mutually_exclusive_group()
+    source.add_argument(
+        "--config", type=Path, metavar="FILE", help="use this TOML file's [tool.tensorlint] for every file"
+    )
+    source.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    configuration.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly")
+
+    reporting = parser.add_argument_group("reporting")
+    reporting.add_argument("--output-format", choices=FORMATS, default="concise")
+    reporting.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE")
+    reporting.add_argument("--statistics", action="store_true", help="count findings per code instead of listing them")
+    reporting.add_argument("--show-fixes", action="store_true", help="list the fixes available for the findings")
+    reporting.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    reporting.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+
+    suppression = parser.add_argument_group("suppression")
+    suppression.add_argument(
+        "--add-noqa", action="store_true", help="add `# noqa: CODE` comments to silence every current finding"
+    )
     return parser
 
 
@@ -52,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] == "rule":
         return _rule(args[1:])
     if args and args[0] == "rules":
-        return _rules()
+        return _rules(args[1:])
     if args and args[0] == "check":
         args = args[1:]
     try:
@@ -65,74 +102,155 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+@dataclass
+class _Run:
+    """What one check found, and the texts it read (for source lines in the output)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    failed: bool = False  # a missing path or an internal error: exit 2
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The command line's selectors, applied on top of each file's configuration."""
+
+    select: tuple[str, ...] | None
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+
+    @classmethod
+    def from_options(cls, options: argparse.Namespace) -> _Selection:
+        def selectors(value: str | None, flag: str) -> tuple[str, ...]:
+            return validate_selectors(value.split(","), flag) if value else ()
+
+        return cls(
+            select=selectors(options.select, "--select") if options.select else None,
+            extend_select=selectors(options.extend_select, "--extend-select"),
+            ignore=selectors(options.ignore, "--ignore"),
+        )
+
+    def codes(self, config: Config, path: Path | None) -> frozenset[str]:
+        """As in ruff: --select replaces the configured selection; extend-select and ignores of both kinds apply."""
+        if self.select is not None:
+            config = dataclasses.replace(config, select=self.select)
+        return (config.codes_for(path) | expand(self.extend_select)) - expand(self.ignore)
+
+
 def _check(options: argparse.Namespace) -> int:
     paths: list[Path] = options.paths or [Path(".")]
-    config = load_config(find_pyproject(Path.cwd()))
-    select = validate_selectors(options.select.split(","), "--select") if options.select else None
-    ignore = validate_selectors(options.ignore.split(","), "--ignore") if options.ignore else ()
-    findings: list[Finding] = []
-    sources: dict[str, str] = {}
-    failed = False
-    if any(str(path) == "-" for path in paths):
-        name = options.stdin_filename or "-"
-        source = sys.stdin.read()
-        sources[name] = source
-        codes = _codes(config, select, ignore, Path(name) if options.stdin_filename else None)
-        findings.extend(lint_source(source, name, codes=codes))
-    files = [path for path in paths if str(path) != "-"]
-    if files:
-        for item in discover(files, config, force_exclude=options.force_exclude):
-            if isinstance(item, Missing):
-                sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
-                failed = True
-                continue
-            try:
-                findings.extend(lint_file(item, codes=_codes(config, select, ignore, item)))
-            except Exception as error:
-                sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
-                failed = True
-    findings.sort(key=lambda f: f.sort_key)
-
-    def source_of(filename: str) -> str | None:
-        if filename not in sources:
-            try:
-                sources[filename] = read_source(Path(filename))
-            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-                return None
-        return sources[filename]
-
-    sys.stdout.write(WRITERS[options.output_format](findings, source_of))
-    if options.output_format != "json" and not options.quiet:
-        print(summary(findings))
-    if failed:
+    configs = ConfigFinder.for_command_line(options.config, options.isolated)
+    selection = _Selection.from_options(options)
+    if options.add_noqa and any(str(path) == "-" for path in paths):
+        raise ConfigError("--add-noqa cannot edit source read from stdin")
+    run = _lint(paths, configs, selection, options)
+    if options.add_noqa:
+        return _add_noqa(run)
+    if options.output_file is not None:
+        with options.output_file.open("w", encoding="utf-8") as stream:
+            _report(run, options, stream, colour=False)
+    else:
+        _report(run, options, sys.stdout, colour=use_colour(sys.stdout))
+    if run.failed:
         return EXIT_ERROR
-    if findings and not options.exit_zero:
+    if run.findings and not options.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _codes(
-    config: Config, select: tuple[str, ...] | None, ignore: tuple[str, ...], path: Path | None
-) -> frozenset[str]:
-    """As in ruff: --select replaces the configured selection; ignores of both kinds still apply."""
-    if select is not None:
-        config = dataclasses.replace(config, select=select)
-    return config.codes_for(path) - expand(ignore)
+def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, options: argparse.Namespace) -> _Run:
+    run = _Run()
+    if any(str(path) == "-" for path in paths):
+        name = options.stdin_filename or "-"
+        source = sys.stdin.read()
+        run.sources[name] = source
+        stdin_path = Path(name) if options.stdin_filename else None
+        config = configs(stdin_path) if stdin_path else configs.fallback
+        run.findings.extend(lint_source(source, name, codes=selection.codes(config, stdin_path)))
+    files = [path for path in paths if str(path) != "-"]
+    if files:
+        for item in discover(files, configs, force_exclude=options.force_exclude):
+            if isinstance(item, Missing):
+                sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
+                run.failed = True
+                continue
+            try:
+                run.findings.extend(lint_file(item, codes=selection.codes(configs(item), item)))
+            except Exception as error:
+                sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
+                run.failed = True
+    run.findings.sort(key=lambda f: f.sort_key)
+    return run
+
+
+def _report(run: _Run, options: argparse.Namespace, stream: TextIO, *, colour: bool) -> None:
+    def source_of(filename: str) -> str | None:
+        if filename not in run.sources:
+            try:
+                run.sources[filename] = read_source(Path(filename))
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+                return None
+        return run.sources[filename]
+
+    human = options.output_format in HUMAN_FORMATS
+    if options.statistics:
+        stream.write(statistics(run.findings, as_json=options.output_format == "json"))
+    else:
+        stream.write(WRITERS[options.output_format](run.findings, OutputContext(source_of, colour)))
+    if options.show_fixes and human:
+        stream.write(fix_listing(run.findings))
+    if human and not options.quiet:
+        stream.write(summary(run.findings) + "\n")
+
+
+def _add_noqa(run: _Run) -> int:
+    """As ruff: edit the files, say how many comments were added, exit 0 unless something failed."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in run.findings:
+        if (
+            finding.code is not None and finding.code != UnusedNoqa.code
+        ):  # as ruff: never silence the unused-noqa report
+            by_file.setdefault(finding.filename, []).append(finding)
+    added = 0
+    for filename, findings in by_file.items():
+        try:
+            added += add_noqa_to_file(Path(filename), findings)
+        except (AddNoqaError, OSError) as error:
+            sys.stderr.write(f"tensorlint: error: {error}\n")
+            run.failed = True
+    sys.stderr.write(f"Added {added} noqa directive{'s' if added != 1 else ''}.\n")
+    return EXIT_ERROR if run.failed else EXIT_CLEAN
 
 
 def _rule(args: list[str]) -> int:
-    if len(args) != 1:
-        sys.stderr.write("tensorlint: error: usage: tensorlint rule CODE\n")
-        return EXIT_ERROR
-    rule = rule_by_code(args[0].upper())
-    if rule is None:
-        sys.stderr.write(f"tensorlint: error: unknown rule {args[0]!r}; `tensorlint rules` lists them\n")
-        return EXIT_ERROR
-    sys.stdout.write(rule.documentation())
+    parser = _Parser(prog="tensorlint rule", description="Print a rule's documentation.")
+    parser.add_argument("code", nargs="?", help="a rule code, e.g. TL001")
+    parser.add_argument("--all", action="store_true", help="every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    options = parser.parse_args(args)
+    if options.all == (options.code is not None):
+        parser.error("give one rule code, or --all")
+    if options.all:
+        rules = list(all_rules())
+    else:
+        rule = rule_by_code(options.code.upper())
+        if rule is None:
+            sys.stderr.write(f"tensorlint: error: unknown rule {options.code!r}; `tensorlint rules` lists them\n")
+            return EXIT_ERROR
+        rules = [rule]
+    if options.output_format == "json":
+        records = [rule_record(rule) for rule in rules]
+        print(json.dumps(records if options.all else records[0], indent=2))
+    else:
+        sys.stdout.write("\n".join(rule.documentation() for rule in rules))
     return EXIT_CLEAN
 
 
-def _rules() -> int:
-    for rule in all_rules():
-        print(f"{rule.code}  {rule.name:<28} {rule.summary}")
+def _rules(args: list[str]) -> int:
+    parser = _Parser(prog="tensorlint rules", description="List every rule: default state and fix availability.")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    if parser.parse_args(args).output_format == "json":
+        print(json.dumps([rule_record(rule) for rule in all_rules()], indent=2))
+    else:
+        sys.stdout.write(render_table())
     return EXIT_CLEAN

@@ -13,12 +13,45 @@ NOQA_INLINE = re.compile(rf"#\s*noqa(?::[\s]?{_CODES})?", re.IGNORECASE)
 NOQA_FILE = re.compile(rf"^\s*#\s*(?:flake8|tensorlint)[:=]\s*noqa(?::\s?{_CODES})?\s*$", re.IGNORECASE | re.MULTILINE)
 
 
+# Python ends lines at \r\n, \r or \n only; str.splitlines() also splits at \f, \x1c, \u2028...,
+# which would shift every row after such a character.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def physical_lines(source: str) -> list[str]:
+    """The lines of a source as Python numbers them, each with its line ending."""
+    lines, start = [], 0
+    for match in _LINE_END.finditer(source):
+        lines.append(source[start : match.end()])
+        start = match.end()
+    if start < len(source):
+        lines.append(source[start:])
+    return lines
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One inline `# noqa` comment: where it is and which statement rows it covers."""
+
+    row: int  # 1-based line of the comment
+    column: int  # 1-based column of its `#`
+    end_column: int  # 1-based column just after the directive (the comment may go on)
+    codes: tuple[str, ...]  # as written, upper-cased; empty: every code
+    first_row: int  # the statement the comment belongs to
+    last_row: int
+    in_comment: bool = True  # False: the text is inside a string (it still suppresses, as in flake8)
+
+    def covers(self, row: int) -> bool:
+        return self.first_row <= row <= self.last_row
+
+
 @dataclass(frozen=True)
 class Suppressions:
     """Which codes `# noqa` comments silence on which lines."""
 
     file_codes: frozenset[str] | None  # None: nothing at file level; empty: everything
     lines: dict[int, frozenset[str]]  # 1-based line -> codes; empty set: every code
+    directives: tuple[Directive, ...] = ()
 
     def suppresses(self, row: int, code: str) -> bool:
         if self.file_codes is not None and (not self.file_codes or code in self.file_codes):
@@ -32,9 +65,11 @@ def parse_suppressions(source: str) -> Suppressions:
     for match in NOQA_FILE.finditer(source):
         codes = _codes(match.group("codes"))
         file_codes = codes if file_codes is None or codes else frozenset()
-    physical = source.splitlines()
+    physical = [line.rstrip("\r\n") for line in physical_lines(source)]
     lines: dict[int, frozenset[str]] = {}
-    for first, last in _statement_ranges(source, len(physical)):
+    directives: list[Directive] = []
+    comment_starts = _comment_starts(source) if "noqa" in source.lower() else []
+    for first, last in statement_ranges(source, len(physical)):
         text = "\n".join(physical[first - 1 : last])
         if "noqa" not in text.lower():
             continue
@@ -44,14 +79,20 @@ def parse_suppressions(source: str) -> Suppressions:
         codes = _codes(inline.group("codes"))
         for row in range(first, last + 1):
             lines[row] = codes
-    return Suppressions(file_codes, lines)
+        before = text[: inline.start()]
+        row = first + before.count("\n")
+        column = inline.start() - (before.rfind("\n") + 1) + 1
+        listed = tuple(c.upper() for c in re.split(r"[,\s]+", inline.group("codes") or "") if c)
+        in_comment = any(start[0] == row and start[1] < column for start in comment_starts)
+        directives.append(Directive(row, column, column + len(inline.group()), listed, first, last, in_comment))
+    return Suppressions(file_codes, lines, tuple(directives))
 
 
 def _codes(text: str | None) -> frozenset[str]:
     return frozenset(c.upper() for c in re.split(r"[,\s]+", text) if c) if text else frozenset()
 
 
-def _statement_ranges(source: str, line_count: int) -> list[tuple[int, int]]:
+def statement_ranges(source: str, line_count: int) -> list[tuple[int, int]]:
     """Line ranges that share a noqa comment: each multi-line statement, as flake8 does."""
     ranges: list[tuple[int, int]] = []
     covered = 0
@@ -71,3 +112,15 @@ def _statement_ranges(source: str, line_count: int) -> list[tuple[int, int]]:
         pass
     ranges.extend((row, row) for row in range(covered + 1, line_count + 1))
     return ranges
+
+
+def _comment_starts(source: str) -> list[tuple[int, int]]:
+    """(row, 0-based column) where each real comment starts."""
+    starts = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                starts.append(token.start)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return starts

@@ -330,10 +330,13 @@ def test_rule_with_an_unknown_code_exits_2(project: Path, capsys: pytest.Capture
     assert captured.out == ""
 
 
-def test_rules_lists_the_four_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rules_lists_the_four_leak_codes_and_the_opt_in_unused_noqa_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli("rules") == 0
-    codes = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert codes == ["TL001", "TL002", "TL003", "TL004"]
+    header, *rows = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert header.split()[:4] == ["code", "name", "default", "fix"]
+    assert [line.split()[0] for line in rows] == ["TL001", "TL002", "TL003", "TL004", "TL900"]
 
 
 def test_quiet_suppresses_the_summary(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
