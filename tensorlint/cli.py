@@ -1,25 +1,40 @@
-"""The command line: `tensorlint [check] PATH...`, `tensorlint rule CODE`, `tensorlint rules`."""
+"""The command line: `tensorlint [check] PATH...`, `rule CODE`, `rules`, `server`."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import difflib
+import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from tensorlint import __version__
-from tensorlint.config import Config, ConfigError, expand, find_pyproject, load_config, validate_selectors
+from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
+from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
+from tensorlint.docs import render_table, rule_record
 from tensorlint.engine import lint_file, lint_source, read_source, read_source_and_encoding
-from tensorlint.files import Missing, discover
+from tensorlint.files import Missing, discover, write_atomically
 from tensorlint.findings import Finding
-from tensorlint.fixes import FixResult, applicable, fix_source, write_atomically
-from tensorlint.output import FORMATS, WRITERS, summary
+from tensorlint.fixes import FixResult, applicable, fix_source
+from tensorlint.output import (
+    FORMATS,
+    HUMAN_FORMATS,
+    WRITERS,
+    OutputContext,
+    fix_listing,
+    statistics,
+    summary,
+    use_colour,
+)
 from tensorlint.rules import all_rules, rule_by_code
+from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule", "rules")
+COMMANDS = ("check", "rule", "rules", "server")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,18 +50,42 @@ def _check_parser() -> argparse.ArgumentParser:
         description="Find PyTorch memory-leak patterns before the code runs.",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check ('-' reads stdin); default: .")
-    parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TL001,TL00)")
-    parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--output-format", choices=FORMATS, default="concise")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--stdin-filename", help="the name to report for source read from stdin")
-    parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly")
-    parser.add_argument("--fix", action="store_true", help="apply fixes (safe ones; unsafe too with --unsafe-fixes)")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="include fixes that may change behaviour")
-    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    parser.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     parser.add_argument("--version", action="version", version=f"tensorlint {__version__}")
+
+    selection = parser.add_argument_group("rule selection (codes or prefixes: TL001, TL00, TL, ALL)")
+    selection.add_argument(
+        "--select", help="comma-separated codes or prefixes to enable, replacing the configured ones"
+    )
+    selection.add_argument("--extend-select", help="comma-separated codes or prefixes to enable in addition")
+    selection.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
+
+    configuration = parser.add_argument_group("configuration")
+    source = configuration.add_mutually_exclusive_group()
+    source.add_argument(
+        "--config", type=Path, metavar="FILE", help="use this TOML file's [tool.tensorlint] for every file"
+    )
+    source.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    configuration.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly")
+
+    reporting = parser.add_argument_group("reporting")
+    reporting.add_argument("--output-format", choices=FORMATS, default="concise")
+    reporting.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE")
+    reporting.add_argument("--statistics", action="store_true", help="count findings per code instead of listing them")
+    reporting.add_argument("--show-fixes", action="store_true", help="list the fixes available for the findings")
+    reporting.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    reporting.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply fixes (safe ones; unsafe too with --unsafe-fixes)")
+    fixing.add_argument("--unsafe-fixes", action="store_true", help="include fixes that may change behaviour")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixing.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
+
+    suppression = parser.add_argument_group("suppression")
+    suppression.add_argument(
+        "--add-noqa", action="store_true", help="add `# noqa: CODE` comments to silence every current finding"
+    )
     return parser
 
 
@@ -58,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] == "rule":
         return _rule(args[1:])
     if args and args[0] == "rules":
-        return _rules()
+        return _rules(args[1:])
     if args and args[0] in ("server", "lsp"):
         return _server()
     if args and args[0] == "check":
@@ -73,133 +112,186 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+@dataclass
+class _Run:
+    """What one check found (and fixed), and the texts it read (for source lines in the output)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    failed: bool = False  # a missing path or an internal error: exit 2
+    fixed: int = 0  # findings whose fix was applied (or, with --diff, would be)
+    diffs: int = 0  # files --diff printed a diff for
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The command line's selectors, applied on top of each file's configuration."""
+
+    select: tuple[str, ...] | None
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+
+    @classmethod
+    def from_options(cls, options: argparse.Namespace) -> _Selection:
+        def selectors(value: str | None, flag: str) -> tuple[str, ...]:
+            return validate_selectors(value.split(","), flag) if value else ()
+
+        return cls(
+            select=selectors(options.select, "--select") if options.select else None,
+            extend_select=selectors(options.extend_select, "--extend-select"),
+            ignore=selectors(options.ignore, "--ignore"),
+        )
+
+    def codes(self, config: Config, path: Path | None) -> frozenset[str]:
+        """As in ruff: --select replaces the configured selection; extend-select and ignores of both kinds apply."""
+        if self.select is not None:
+            config = dataclasses.replace(config, select=self.select)
+        return (config.codes_for(path) | expand(self.extend_select)) - expand(self.ignore)
+
+
 def _check(options: argparse.Namespace) -> int:
     paths: list[Path] = options.paths or [Path(".")]
-    config = load_config(find_pyproject(Path.cwd()))
-    select = validate_selectors(options.select.split(","), "--select") if options.select else None
-    ignore = validate_selectors(options.ignore.split(","), "--ignore") if options.ignore else ()
-    run = _Run(options)
+    configs = ConfigFinder.for_command_line(options.config, options.isolated)
+    selection = _Selection.from_options(options)
+    if options.add_noqa and any(str(path) == "-" for path in paths):
+        raise ConfigError("--add-noqa cannot edit source read from stdin")
+    run = _lint(paths, configs, selection, options)
+    if options.add_noqa:
+        return _add_noqa(run)
+    if options.diff:  # as ruff: the diff is the report; exit 1 when there is one
+        if not options.quiet:
+            sys.stderr.write(f"Would fix {run.fixed} error{'s' if run.fixed != 1 else ''}.\n")
+        return EXIT_ERROR if run.failed else (EXIT_FINDINGS if run.diffs else EXIT_CLEAN)
+    fixed_stdin = options.fix and any(str(path) == "-" for path in paths)
+    if options.output_file is not None:
+        with options.output_file.open("w", encoding="utf-8") as stream:
+            _report(run, options, stream, colour=False)
+    else:
+        stream = sys.stderr if fixed_stdin else sys.stdout  # stdout carries the fixed source
+        _report(run, options, stream, colour=use_colour(stream))
+    if run.failed:
+        return EXIT_ERROR
+    if (run.findings and not options.exit_zero) or (run.fixed and options.exit_non_zero_on_fix):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, options: argparse.Namespace) -> _Run:
+    run = _Run()
     if any(str(path) == "-" for path in paths):
         name = options.stdin_filename or "-"
-        run.stdin(
-            sys.stdin.read(), name, _codes(config, select, ignore, Path(name) if options.stdin_filename else None)
-        )
-    for item in discover([p for p in paths if str(p) != "-"], config, force_exclude=options.force_exclude):
-        if isinstance(item, Missing):
-            sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
-            run.failed = True
-            continue
-        try:
-            run.file(item, _codes(config, select, ignore, item))
-        except Exception as error:
-            sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
-            run.failed = True
-    return run.finish()
-
-
-class _Run:
-    """One `check` run: lints (and, when asked, fixes) each source, then reports."""
-
-    def __init__(self, options: argparse.Namespace) -> None:
-        self.options = options
-        self.fixing = bool(options.fix or options.diff)
-        self.unsafe = bool(options.unsafe_fixes)
-        self.findings: list[Finding] = []
-        self.fixed = 0
-        self.diffs = 0
-        self.failed = False
-        self.sources: dict[str, str] = {}
-
-    def stdin(self, source: str, name: str, codes: frozenset[str]) -> None:
-        self.sources[name] = source
-        if not self.fixing:
-            self.findings.extend(lint_source(source, name, codes=codes))
-            return
-        result = fix_source(source, name, codes=codes, unsafe=self.unsafe)
-        self._fixed(result, name, source)
-        if self.options.fix:
-            sys.stdout.write(result.source)  # as ruff does: the fixed text replaces the input
-
-    def file(self, path: Path, codes: frozenset[str]) -> None:
-        if not self.fixing:
-            self.findings.extend(lint_file(path, codes=codes))
-            return
-        try:
-            source, encoding = read_source_and_encoding(path)
-        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-            self.findings.extend(lint_file(path, codes=codes))  # reports why it cannot be read
-            return
-        result = fix_source(source, str(path), codes=codes, unsafe=self.unsafe)
-        self._fixed(result, str(path), source)
-        if self.options.fix and not self.options.diff and result.source != source:
-            write_atomically(path, result.source, encoding)
-
-    def _fixed(self, result: FixResult, name: str, source: str) -> None:
-        if result.refused:
-            sys.stderr.write(f"tensorlint: error: {name}: fixes not applied: {result.refused}\n")
-            self.failed = True
-        self.fixed += len(result.fixed)
-        self.findings.extend(result.remaining)
-        self.sources[name] = result.source
-        if self.options.diff and result.source != source:
-            self.diffs += 1
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    source.splitlines(keepends=True), result.source.splitlines(keepends=True), name, name
-                )
-            )
-
-    def finish(self) -> int:
-        options = self.options
-        self.findings.sort(key=lambda f: f.sort_key)
-        if options.diff:
-            if not options.quiet:
-                sys.stderr.write(f"Would fix {self.fixed} error{'s' if self.fixed != 1 else ''}.\n")
-            return EXIT_ERROR if self.failed else (EXIT_FINDINGS if self.diffs else EXIT_CLEAN)
-        out = sys.stderr if options.fix and any(str(p) == "-" for p in options.paths) else sys.stdout
-        out.write(WRITERS[options.output_format](self.findings, self._source_of))
-        if options.output_format != "json" and not options.quiet:
-            out.write(self._summary() + "\n")
-        if self.failed:
-            return EXIT_ERROR
-        if (self.findings and not options.exit_zero) or (self.fixed and options.exit_non_zero_on_fix):
-            return EXIT_FINDINGS
-        return EXIT_CLEAN
-
-    def _summary(self) -> str:
-        if self.options.fix:
-            total = len(self.findings) + self.fixed
-            if total == 0:
-                return summary([])
-            return (
-                f"Found {total} error{'s' if total != 1 else ''} ({self.fixed} fixed, {len(self.findings)} remaining)."
-            )
-        text = summary(self.findings)
-        fixable = sum(1 for f in self.findings if applicable(f, self.unsafe))
-        hidden = sum(1 for f in self.findings if f.fix is not None) - fixable
-        hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
-        if fixable:
-            text += f"\n[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else ".")
-        elif hidden:
-            text += f"\nNo fixes available ({hint})."
-        return text
-
-    def _source_of(self, filename: str) -> str | None:
-        if filename not in self.sources:
+        source = sys.stdin.read()
+        run.sources[name] = source
+        stdin_path = Path(name) if options.stdin_filename else None
+        config = configs(stdin_path) if stdin_path else configs.fallback
+        codes = selection.codes(config, stdin_path)
+        if options.fix or options.diff:
+            result = fix_source(source, name, codes=codes, unsafe=options.unsafe_fixes)
+            _record_fixes(run, result, name, source, options)
+            if options.fix and not options.diff:
+                sys.stdout.write(result.source)  # as ruff: the fixed text replaces the input
+        else:
+            run.findings.extend(lint_source(source, name, codes=codes))
+    files = [path for path in paths if str(path) != "-"]
+    if files:
+        for item in discover(files, configs, force_exclude=options.force_exclude):
+            if isinstance(item, Missing):
+                sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
+                run.failed = True
+                continue
             try:
-                self.sources[filename] = read_source(Path(filename))
+                codes = selection.codes(configs(item), item)
+                if options.fix or options.diff:
+                    _fix_file(run, item, codes, options)
+                else:
+                    run.findings.extend(lint_file(item, codes=codes))
+            except Exception as error:
+                sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
+                run.failed = True
+    run.findings.sort(key=lambda f: f.sort_key)
+    return run
+
+
+def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:
+    try:
+        source, encoding = read_source_and_encoding(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        run.findings.extend(lint_file(path, codes=codes))  # reports why it cannot be read
+        return
+    result = fix_source(source, str(path), codes=codes, unsafe=options.unsafe_fixes)
+    _record_fixes(run, result, str(path), source, options)
+    if options.fix and not options.diff and result.source != source:
+        write_atomically(path, result.source, encoding)
+
+
+def _record_fixes(run: _Run, result: FixResult, name: str, source: str, options: argparse.Namespace) -> None:
+    if result.refused:
+        sys.stderr.write(f"tensorlint: error: {name}: fixes not applied: {result.refused}\n")
+        run.failed = True
+    run.fixed += len(result.fixed)
+    run.findings.extend(result.remaining)
+    run.sources[name] = result.source
+    if options.diff and result.source != source:
+        run.diffs += 1
+        before, after = source.splitlines(keepends=True), result.source.splitlines(keepends=True)
+        sys.stdout.writelines(difflib.unified_diff(before, after, name, name))
+
+
+def _summary(run: _Run, options: argparse.Namespace) -> str:
+    """ruff's closing lines: the count, what --fix did, or what it could do."""
+    if options.fix:
+        total = len(run.findings) + run.fixed
+        if total == 0:
+            return summary([])
+        return f"Found {total} error{'s' if total != 1 else ''} ({run.fixed} fixed, {len(run.findings)} remaining)."
+    text = summary(run.findings)
+    fixable = sum(1 for f in run.findings if applicable(f, options.unsafe_fixes))
+    hidden = sum(1 for f in run.findings if f.fix is not None) - fixable
+    hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        text += f"\n[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else ".")
+    elif hidden:
+        text += f"\nNo fixes available ({hint})."
+    return text
+
+
+def _report(run: _Run, options: argparse.Namespace, stream: TextIO, *, colour: bool) -> None:
+    def source_of(filename: str) -> str | None:
+        if filename not in run.sources:
+            try:
+                run.sources[filename] = read_source(Path(filename))
             except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
                 return None
-        return self.sources[filename]
+        return run.sources[filename]
+
+    human = options.output_format in HUMAN_FORMATS
+    if options.statistics:
+        stream.write(statistics(run.findings, as_json=options.output_format == "json"))
+    else:
+        stream.write(WRITERS[options.output_format](run.findings, OutputContext(source_of, colour)))
+    if options.show_fixes and human:
+        stream.write(fix_listing(run.findings))
+    if human and not options.quiet:
+        stream.write(_summary(run, options) + "\n")
 
 
-def _codes(
-    config: Config, select: tuple[str, ...] | None, ignore: tuple[str, ...], path: Path | None
-) -> frozenset[str]:
-    """As in ruff: --select replaces the configured selection; ignores of both kinds still apply."""
-    if select is not None:
-        config = dataclasses.replace(config, select=select)
-    return config.codes_for(path) - expand(ignore)
+def _add_noqa(run: _Run) -> int:
+    """As ruff: edit the files, say how many comments were added, exit 0 unless something failed."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in run.findings:
+        if (
+            finding.code is not None and finding.code != UnusedNoqa.code
+        ):  # as ruff: never silence the unused-noqa report
+            by_file.setdefault(finding.filename, []).append(finding)
+    added = 0
+    for filename, findings in by_file.items():
+        try:
+            added += add_noqa_to_file(Path(filename), findings)
+        except (AddNoqaError, OSError) as error:
+            sys.stderr.write(f"tensorlint: error: {error}\n")
+            run.failed = True
+    sys.stderr.write(f"Added {added} noqa directive{'s' if added != 1 else ''}.\n")
+    return EXIT_ERROR if run.failed else EXIT_CLEAN
 
 
 def _server() -> int:
@@ -212,18 +304,34 @@ def _server() -> int:
 
 
 def _rule(args: list[str]) -> int:
-    if len(args) != 1:
-        sys.stderr.write("tensorlint: error: usage: tensorlint rule CODE\n")
-        return EXIT_ERROR
-    rule = rule_by_code(args[0].upper())
-    if rule is None:
-        sys.stderr.write(f"tensorlint: error: unknown rule {args[0]!r}; `tensorlint rules` lists them\n")
-        return EXIT_ERROR
-    sys.stdout.write(rule.documentation())
+    parser = _Parser(prog="tensorlint rule", description="Print a rule's documentation.")
+    parser.add_argument("code", nargs="?", help="a rule code, e.g. TL001")
+    parser.add_argument("--all", action="store_true", help="every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    options = parser.parse_args(args)
+    if options.all == (options.code is not None):
+        parser.error("give one rule code, or --all")
+    if options.all:
+        rules = list(all_rules())
+    else:
+        rule = rule_by_code(options.code.upper())
+        if rule is None:
+            sys.stderr.write(f"tensorlint: error: unknown rule {options.code!r}; `tensorlint rules` lists them\n")
+            return EXIT_ERROR
+        rules = [rule]
+    if options.output_format == "json":
+        records = [rule_record(rule) for rule in rules]
+        print(json.dumps(records if options.all else records[0], indent=2))
+    else:
+        sys.stdout.write("\n".join(rule.documentation() for rule in rules))
     return EXIT_CLEAN
 
 
-def _rules() -> int:
-    for rule in all_rules():
-        print(f"{rule.code}  {rule.name:<28} {rule.summary}")
+def _rules(args: list[str]) -> int:
+    parser = _Parser(prog="tensorlint rules", description="List every rule: default state and fix availability.")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    if parser.parse_args(args).output_format == "json":
+        print(json.dumps([rule_record(rule) for rule in all_rules()], indent=2))
+    else:
+        sys.stdout.write(render_table())
     return EXIT_CLEAN

@@ -1,7 +1,13 @@
-"""`[tool.tensorlint]` in pyproject.toml, and which codes apply to which file."""
+"""`[tool.tensorlint]` in pyproject.toml, and which codes apply to which file.
+
+As in ruff, each file is governed by the closest pyproject.toml above it that has a
+`[tool.tensorlint]` table (no merging between tables); `--config` and `--isolated` replace that
+search with one configuration for every file.
+"""
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import sys
 from collections.abc import Iterable, Mapping
@@ -13,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-from tensorlint.rules import all_codes
+from tensorlint.rules import all_codes, all_rules
 
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
@@ -21,7 +27,14 @@ DEFAULT_EXCLUDE = (
     ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
     "site-packages", "venv", "__pycache__",
 )  # fmt: skip
-KNOWN_KEYS = frozenset(["select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore"])
+KNOWN_KEYS = frozenset(
+    ["select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore"]
+)
+
+
+def default_selection() -> tuple[str, ...]:
+    """The codes enabled when nothing is selected: every rule but the opt-in ones (like TL900)."""
+    return tuple(rule.code for rule in all_rules() if rule.default_enabled)
 
 
 class ConfigError(Exception):
@@ -30,7 +43,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Config:
-    select: tuple[str, ...] = ("TL",)
+    select: tuple[str, ...] = field(default_factory=default_selection)
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
@@ -40,8 +54,8 @@ class Config:
     source: Path | None = None  # the pyproject.toml it came from
 
     def codes_for(self, path: Path | None) -> frozenset[str]:
-        """The rule codes that apply to a file, after select, ignore and per-file-ignores."""
-        codes = expand(self.select) - expand(self.ignore)
+        """The rule codes that apply to a file: select, plus extend-select, minus ignore and per-file-ignores."""
+        codes = (expand(self.select) | expand(self.extend_select)) - expand(self.ignore)
         if path is not None:
             relative = self.relative(path)
             for pattern, ignored in self.per_file_ignores.items():
@@ -83,7 +97,8 @@ def validate_selectors(selectors: Iterable[str], where: str) -> tuple[str, ...]:
             continue
         if selector != "ALL" and not any(c.startswith(selector) for c in all_codes()):
             known = ", ".join(sorted(all_codes()))
-            raise ConfigError(f"{where}: unknown rule selector {selector!r} (known codes: {known})")
+            hint = _suggestion(selector, all_codes())
+            raise ConfigError(f"{where}: unknown rule selector {selector!r}{hint}; known codes: {known}")
         result.append(selector)
     return tuple(result)
 
@@ -99,6 +114,11 @@ def matches(relative: PurePosixPath, pattern: str) -> bool:
         or fnmatch.fnmatchcase(text, pattern + "/*")
         or any(fnmatch.fnmatchcase(str(parent), pattern) for parent in relative.parents)
     )
+
+
+def _suggestion(word: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -119,18 +139,21 @@ def _tool_tables(path: Path) -> dict[str, object]:
     return tool if isinstance(tool, dict) else {}
 
 
-def load_config(pyproject: Path | None) -> Config:
+def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
+    """The configuration in a TOML file's [tool.tensorlint] table; paths relative to `root`
+    (by default the file's folder)."""
     if pyproject is None:
         return Config()
-    table = _tool_tables(pyproject).get("tensorlint", {})
+    tables = _tool_tables(pyproject)
     where = f"{pyproject} [tool.tensorlint]"
+    if "tensorlint" not in tables:
+        raise ConfigError(f"{pyproject}: no [tool.tensorlint] table")
+    table = tables["tensorlint"]
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
-    unknown = set(table) - KNOWN_KEYS
+    unknown = [f"{key!r}{_suggestion(key, KNOWN_KEYS)}" for key in sorted(set(table) - KNOWN_KEYS)]
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})"
-        )
+        raise ConfigError(f"{where}: unknown key {', '.join(unknown)}; known keys: {', '.join(sorted(KNOWN_KEYS))}")
     per_file: dict[str, tuple[str, ...]] = {}
     raw_per_file = table.get("per-file-ignores", {})
     if not isinstance(raw_per_file, dict):
@@ -140,14 +163,18 @@ def load_config(pyproject: Path | None) -> Config:
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}: respect-gitignore must be true or false")
+    select = table.get("select")
     return Config(
-        select=validate_selectors(_strings(table.get("select", ["TL"]), f"{where} select"), where),
+        select=default_selection()
+        if select is None
+        else validate_selectors(_strings(select, f"{where} select"), where),
+        extend_select=validate_selectors(_strings(table.get("extend-select", []), f"{where} extend-select"), where),
         ignore=validate_selectors(_strings(table.get("ignore", []), f"{where} ignore"), where),
         exclude=_strings(table.get("exclude", list(DEFAULT_EXCLUDE)), f"{where} exclude"),
         extend_exclude=_strings(table.get("extend-exclude", []), f"{where} extend-exclude"),
         per_file_ignores=per_file,
         respect_gitignore=respect,
-        root=pyproject.parent,
+        root=root or pyproject.parent,
         source=pyproject,
     )
 
@@ -158,3 +185,41 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: must be a list of strings")
     return tuple(value)
+
+
+class ConfigFinder:
+    """Which configuration governs which path: the nearest [tool.tensorlint] table above it.
+
+    A path with no such table above it gets `fallback` (the one found from the current
+    directory, or the defaults). With `--config` or `--isolated`, `fallback` governs every path.
+    """
+
+    def __init__(self, fallback: Config, *, hierarchical: bool = True) -> None:
+        self.fallback = fallback
+        self.hierarchical = hierarchical
+        self._by_folder: dict[Path, Config | None] = {}
+
+    @classmethod
+    def for_command_line(cls, config_file: Path | None, isolated: bool) -> ConfigFinder:
+        if isolated:
+            return cls(Config(), hierarchical=False)
+        if config_file is not None:
+            if not config_file.is_file():
+                raise ConfigError(f"--config: {config_file}: no such file")
+            # As in ruff: relative paths in a file given by --config are relative to the current directory.
+            return cls(load_config(config_file, root=Path.cwd()), hierarchical=False)
+        return cls(load_config(find_pyproject(Path.cwd())))
+
+    def __call__(self, path: Path) -> Config:
+        if not self.hierarchical:
+            return self.fallback
+        return self._nearest(path.absolute().parent) or self.fallback
+
+    def _nearest(self, folder: Path) -> Config | None:
+        if folder not in self._by_folder:
+            candidate = folder / "pyproject.toml"
+            if candidate.is_file() and "tensorlint" in _tool_tables(candidate):
+                self._by_folder[folder] = load_config(candidate)
+            else:
+                self._by_folder[folder] = None if folder.parent == folder else self._nearest(folder.parent)
+        return self._by_folder[folder]

@@ -15,7 +15,8 @@ from tensorlint.analysis import analyze
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
 from tensorlint.rule import NodeFix, Report
-from tensorlint.rules import all_rules
+from tensorlint.rules import all_codes, all_rules
+from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.text import split_lines
 
 # A file that names neither torch nor Lightning cannot hold what the rules look for.
@@ -35,29 +36,40 @@ def lint_source(
     apply_noqa: bool = True,
 ) -> list[Finding]:
     """Lint one module's text. `codes` limits the rules run (all when None)."""
+    enabled = all_codes() if codes is None else frozenset(codes)
+    findings, analysed = _analyse(source, filename, enabled)
+    report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
+    if not apply_noqa or not (findings or report_unused_noqa):
+        return findings
+    suppressions = parse_suppressions(source)
+    if report_unused_noqa:
+        lines = split_lines(source, keepends=True)
+        findings += UnusedNoqa.unused_directives(suppressions, findings, enabled, filename, lines)
+    findings = [f for f in findings if not (f.code and suppressions.suppresses(f.location.row, f.code))]
+    return sorted(set(findings), key=lambda f: f.sort_key)
+
+
+def _analyse(source: str, filename: str, codes: Collection[str]) -> tuple[list[Finding], bool]:
+    """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
     if not might_matter(source):
-        return []
+        return [], True
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        return [_syntax_error(error, source, filename)]
+        return [_syntax_error(error, source, filename)], False
     except (RecursionError, MemoryError) as error:
-        return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")]
-    rules = [rule() for rule in all_rules() if codes is None or rule.code in codes]
+        return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")], False
+    rules = [rule() for rule in all_rules() if rule.code in codes]
     if not rules:
-        return []
+        return [], True
     try:
         facts = analyze(module)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
     except RecursionError:
-        return [_unparsable(filename, "file too deeply nested to analyse")]
+        return [_unparsable(filename, "file too deeply nested to analyse")], False
     if not reports:
-        return []
-    findings = _locate(module, reports, filename)
-    if apply_noqa:
-        suppressions = parse_suppressions(source)
-        findings = [f for f in findings if not (f.code and suppressions.suppresses(f.location.row, f.code))]
-    return sorted(set(findings), key=lambda f: f.sort_key)
+        return [], True
+    return sorted(set(_locate(module, reports, filename)), key=lambda f: f.sort_key), True
 
 
 def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str) -> list[Finding]:

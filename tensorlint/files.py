@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,28 +66,38 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
-def discover(paths: list[Path], config: Config, *, force_exclude: bool = False) -> Iterator[Path | Missing]:
+ConfigFor = Callable[[Path], Config]  # the configuration that governs a path
+
+
+def discover(paths: list[Path], config: Config | ConfigFor, *, force_exclude: bool = False) -> Iterator[Path | Missing]:
     """Python files under `paths`, in a stable order.
 
-    As in ruff, a file named on the command line is linted even when excluded, unless
-    `force_exclude` (what pre-commit hooks want, since pre-commit names every file).
+    `config` is one configuration, or a function giving each path its own (the nearest
+    pyproject.toml), whose excludes then apply below it. As in ruff, a file named on the
+    command line is linted even when excluded, unless `force_exclude` (what pre-commit hooks
+    want, since pre-commit names every file).
     """
-    gitignores = _GitIgnores() if config.respect_gitignore else None
+    config_for = config if callable(config) else _always(config)
+    gitignores = _GitIgnores()
     seen: set[Path] = set()
     for path in paths:
         if not path.exists() and not path.is_symlink():
             yield Missing(path)
             continue
         if path.is_dir():
-            yield from _walk(path, config, gitignores, seen)
+            yield from _walk(path, config_for, gitignores, seen)
         elif path.absolute() not in seen and not (
-            force_exclude and _skipped(path.absolute(), config, gitignores, is_dir=False)
+            force_exclude and _skipped(path.absolute(), config_for, gitignores, is_dir=False)
         ):
             seen.add(path.absolute())
             yield path
 
 
-def _walk(root: Path, config: Config, gitignores: _GitIgnores | None, seen: set[Path]) -> Iterator[Path]:
+def _always(config: Config) -> ConfigFor:
+    return lambda _path: config
+
+
+def _walk(root: Path, config: ConfigFor, gitignores: _GitIgnores, seen: set[Path]) -> Iterator[Path]:
     """Walk `root` as the user spelled it, so that reported paths read as they were given."""
     for directory, dirnames, filenames in os.walk(root):
         folder = Path(directory)
@@ -103,7 +114,24 @@ def _walk(root: Path, config: Config, gitignores: _GitIgnores | None, seen: set[
                 yield folder / name
 
 
-def _skipped(path: Path, config: Config, gitignores: _GitIgnores | None, *, is_dir: bool) -> bool:
+def _skipped(path: Path, config_for: ConfigFor, gitignores: _GitIgnores, *, is_dir: bool) -> bool:
+    config = config_for(path)
     if config.is_excluded(path):
         return True
-    return gitignores is not None and gitignores.ignored(path, is_dir)
+    return config.respect_gitignore and gitignores.ignored(path, is_dir)
+
+
+def write_atomically(path: Path, text: str, encoding: str) -> None:
+    """Write through a temporary file in the same folder, then rename: never a half-written file."""
+    mode = path.stat().st_mode
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tensorlint")
+    try:
+        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())  # on disk before the rename makes it the file
+        os.chmod(temporary, mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import libcst as cst
 
@@ -86,17 +83,3 @@ def apply_edits(source: str, edits: Sequence[Edit]) -> str:
         end = offset(edit.end_location.row, edit.end_location.column)
         source = source[:begin] + edit.content + source[end:]
     return source
-
-
-def write_atomically(path: Path, text: str, encoding: str) -> None:
-    """Write through a temporary file in the same folder, then rename: never a half-written file."""
-    mode = path.stat().st_mode
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tensorlint")
-    try:
-        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
-            stream.write(text)
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -48,6 +48,8 @@ class Rule:
     name: ClassVar[str]  # kebab-case, reads as "allow <name>"
     summary: ClassVar[str]  # one line, for `tensorlint rules` and SARIF
     fix_availability: ClassVar[str] = "None"  # "Always", "Sometimes" or "None"
+    default_enabled: ClassVar[bool] = True  # False: only when selected by code or prefix (`extend-select`)
+    severity: ClassVar[str] = "error"  # "error" or "warning", for CI formats (SARIF level, GitHub annotations)
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
 
@@ -59,6 +61,13 @@ class Rule:
         return DOCS_URL.format(code=cls.code)
 
     @classmethod
+    def description(cls) -> str:
+        """The first paragraph of `## What it does`, on one line: SARIF's fullDescription."""
+        doc = textwrap.dedent(cls.__doc__ or "").strip()
+        section = doc.split("## What it does", 1)[-1].strip().split("\n\n", 1)[0]
+        return " ".join(section.split()) or cls.summary
+
+    @classmethod
     def documentation(cls) -> str:
         """The rule's page, as Markdown: the docs in docs/rules/ are generated from it."""
         doc = textwrap.dedent(cls.__doc__ or "").strip()
@@ -66,7 +75,12 @@ class Rule:
             "Always": "Fix is always available.",
             "Sometimes": "Fix is sometimes available.",
         }.get(cls.fix_availability, "This rule reports without a fix.")
-        lines = [f"# {cls.name} ({cls.code})", "", f"{cls.summary}", "", f"*{fix}*", "", doc, ""]
+        state = (
+            "Enabled by default."
+            if cls.default_enabled
+            else f'Not enabled by default: select it with `extend-select = ["{cls.code}"]`.'
+        )
+        lines = [f"# {cls.name} ({cls.code})", "", f"{cls.summary}", "", f"*{fix} {state}*", "", doc, ""]
         if cls.invalid or cls.valid:
             lines += ["## Checked examples", ""]
             lines += ["Reported:", ""] + [_code_block(e) for e in cls.invalid]

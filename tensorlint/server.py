@@ -8,7 +8,6 @@ quick fix, "disable for this line" (`# noqa: CODE`), and `source.fixAll.tensorli
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from tensorlint import __version__
+from tensorlint.add_noqa import add_noqa_to_source
 from tensorlint.config import ConfigError, find_pyproject, load_config
 from tensorlint.engine import lint_source
-from tensorlint.findings import Applicability, Finding
+from tensorlint.findings import Applicability, Finding, Location
 from tensorlint.fixes import fix_source
-from tensorlint.noqa import add_noqa
 from tensorlint.rules import rule_by_code
 from tensorlint.text import split_lines
 
@@ -149,7 +148,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     if not wanted or any(k.startswith(types.CodeActionKind.QuickFix.value) for k in wanted):
         for diagnostic in params.context.diagnostics:
             if diagnostic.source == "tensorlint" and isinstance(diagnostic.data, dict):
-                actions.extend(_quick_fixes(uri, document.lines, diagnostic))
+                actions.extend(_quick_fixes(uri, document.source, diagnostic))
     if not wanted or any(FIX_ALL.startswith(k) for k in wanted):
         fixed = fix_source(document.source, to_fs_path(uri) or uri, codes=_codes(uri), unsafe=server.unsafe_fixes)
         if fixed.fixed and fixed.source != document.source:
@@ -163,7 +162,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     return actions
 
 
-def _quick_fixes(uri: str, lines: Sequence[str], diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+def _quick_fixes(uri: str, source: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     data: dict[str, Any] = diagnostic.data if isinstance(diagnostic.data, dict) else {}
     code = data.get("code")
     actions = []
@@ -182,25 +181,24 @@ def _quick_fixes(uri: str, lines: Sequence[str], diagnostic: types.Diagnostic) -
                 edit=types.WorkspaceEdit(changes={uri: edits}),
             )
         )
-    row = int(data.get("row", diagnostic.range.start.line + 1)) - 1
-    if 0 <= row < len(lines) and code:
-        line = lines[row]
-        suppressed = add_noqa(line, code)
-        if suppressed != line:
+    row = int(data.get("row", diagnostic.range.start.line + 1))
+    if code:
+        # The same placement as --add-noqa: the statement's last line, merged with its noqa.
+        at = Location(row, 1)
+        suppressed, _ = add_noqa_to_source(source, [Finding(code, "", uri, at, at)])
+        before, after = split_lines(source, keepends=True), split_lines(suppressed, keepends=True)
+        edits = [
+            types.TextEdit(types.Range(types.Position(i, 0), types.Position(i + 1, 0)), new)
+            for i, (old, new) in enumerate(zip(before, after, strict=True))
+            if old != new
+        ]
+        if edits:
             actions.append(
                 types.CodeAction(
                     title=f"tensorlint ({code}): Disable for this line",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
-                    edit=types.WorkspaceEdit(
-                        changes={
-                            uri: [
-                                types.TextEdit(
-                                    types.Range(types.Position(row, 0), types.Position(row + 1, 0)), suppressed
-                                )
-                            ]
-                        }
-                    ),
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
                 )
             )
     return actions

@@ -332,10 +332,13 @@ def test_rule_with_an_unknown_code_exits_2(project: Path, capsys: pytest.Capture
     assert captured.out == ""
 
 
-def test_rules_lists_the_four_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rules_lists_the_four_leak_codes_and_the_opt_in_unused_noqa_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli("rules") == 0
-    codes = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert codes == ["TL001", "TL002", "TL003", "TL004"]
+    header, *rows = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert header.split()[:4] == ["code", "name", "default", "fix"]
+    assert [line.split()[0] for line in rows] == ["TL001", "TL002", "TL003", "TL004", "TL900"]
 
 
 def test_quiet_suppresses_the_summary(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -376,3 +379,34 @@ def test_version_prints_the_package_version(tmp_path: Path) -> None:
     result = _tensorlint("--version", cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout.strip() == f"tensorlint {__version__}"
+
+
+def test_rules_table_shows_default_state_and_fix_availability(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli("rules")
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["TL001"][2:4] == ["enabled", "None"]
+    assert rows["TL900"][2:4] == ["opt-in", "Sometimes"]
+
+
+def test_rules_as_json_come_from_the_same_source_as_the_docs(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import ROOT
+
+    assert cli("rules", "--output-format", "json") == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["code"] for r in records] == ["TL001", "TL002", "TL003", "TL004", "TL900"]
+    for record in records:
+        assert {"name", "summary", "default", "fix_availability", "url", "explanation"} <= set(record)
+        page = (ROOT / "docs" / "rules" / f"{record['code']}.md").read_text(encoding="utf-8")
+        assert record["explanation"] == page
+    cli("rule", "TL004")
+    assert capsys.readouterr().out == (ROOT / "docs" / "rules" / "TL004.md").read_text(encoding="utf-8")
+
+
+def test_rule_as_json_and_rule_all(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("rule", "tl900", "--output-format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "unused-noqa"
+    assert cli("rule", "--all", "--output-format", "json") == 0
+    assert len(json.loads(capsys.readouterr().out)) == 5
+    assert cli("rule") == 2

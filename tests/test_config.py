@@ -305,3 +305,86 @@ def test_per_file_ignores_still_apply_with_cli_select(project: Path, capsys: pyt
     pyproject(project, '[tool.tensorlint.per-file-ignores]\n"leaky.py" = ["TL004"]\n')
     assert cli("--select", "TL004", ".") == 0
     assert reported(capsys.readouterr().out) == []
+
+
+def test_extend_select_adds_an_opt_in_rule_to_the_default_selection(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project, "stale.py", "import torch\nx = torch.zeros(1)  # noqa: TL004\n")
+    cli(".")
+    assert reported(capsys.readouterr().out) == [("cache.py", "TL001"), ("leaky.py", "TL004")]
+    pyproject(project, 'extend-select = ["TL900"]\n')
+    cli(".")
+    assert reported(capsys.readouterr().out) == [("cache.py", "TL001"), ("leaky.py", "TL004"), ("stale.py", "TL900")]
+
+
+def test_extend_select_on_the_command_line_adds_to_a_cli_select(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli("--select", "TL001", "--extend-select", "TL004", ".")
+    assert reported(capsys.readouterr().out) == [("cache.py", "TL001"), ("leaky.py", "TL004")]
+
+
+def test_unknown_code_in_extend_select_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project, 'extend-select = ["TL9999"]\n')
+    assert cli(".") == 2
+    assert "TL9999" in capsys.readouterr().err
+
+
+def test_unknown_key_suggests_the_known_one(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project, 'extend_select = ["TL900"]\n')
+    assert cli(".") == 2
+    err = capsys.readouterr().err
+    assert "'extend_select'" in err and "did you mean 'extend-select'" in err
+
+
+def test_each_file_gets_the_nearest_configuration(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project, 'select = ["TL004"]\n')
+    pyproject(project / "sub", 'select = ["TL001"]\n')
+    write(project, "sub/leaky.py", LEAKY)
+    write(project, "sub/cache.py", CACHE)
+    cli(".")
+    assert reported(capsys.readouterr().out) == [("leaky.py", "TL004"), ("sub/cache.py", "TL001")]
+
+
+def test_nested_configuration_excludes_apply_below_it(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project / "sub", 'extend-exclude = ["generated"]\n')
+    write(project, "sub/generated/a.py", LEAKY)
+    write(project, "generated/b.py", LEAKY)
+    cli(".")
+    assert reported(capsys.readouterr().out) == [
+        ("cache.py", "TL001"),
+        ("generated/b.py", "TL004"),
+        ("leaky.py", "TL004"),
+    ]
+
+
+def test_config_option_applies_one_file_to_every_path(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project / "sub", 'select = ["TL001"]\n')
+    write(project, "sub/leaky.py", LEAKY)
+    write(project, "ci.toml", '[tool.tensorlint]\nselect = ["TL004"]\n')
+    cli("--config", "ci.toml", ".")
+    assert reported(capsys.readouterr().out) == [("leaky.py", "TL004"), ("sub/leaky.py", "TL004")]
+
+
+def test_config_option_with_a_missing_file_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("--config", "nope.toml", ".") == 2
+    assert "nope.toml" in capsys.readouterr().err
+
+
+def test_config_option_without_a_tensorlint_table_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "other.toml", "[tool.black]\nline-length = 100\n")
+    assert cli("--config", "other.toml", ".") == 2
+    assert "[tool.tensorlint]" in capsys.readouterr().err
+
+
+def test_isolated_ignores_every_configuration_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pyproject(project, 'select = ["TL001"]\nunknown-key = 1\n')
+    assert cli("--isolated", ".") == 1
+    assert reported(capsys.readouterr().out) == [("cache.py", "TL001"), ("leaky.py", "TL004")]
+
+
+def test_isolated_and_config_cannot_be_combined(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, "ci.toml", '[tool.tensorlint]\nselect = ["TL004"]\n')
+    assert cli("--isolated", "--config", "ci.toml", ".") == 2
+    assert "--isolated" in capsys.readouterr().err
