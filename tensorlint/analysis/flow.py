@@ -11,7 +11,7 @@ mode of the current block, and the loops around the current statement. It record
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -71,6 +71,7 @@ class Store:
     value_expr: cst.BaseExpression
     grows: bool  # appends, or writes under a key that changes from call to call
     loops: tuple[Loop, ...]
+    via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +84,23 @@ class Accumulation:
     value: Value
     value_expr: cst.BaseExpression
     loops: tuple[Loop, ...]
+    via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a function of the module does with its arguments, computed once and used at each call.
+
+    Positions count the arguments a caller passes (a method's `self` is not one).
+    """
+
+    keeps: dict[int, tuple[str, str]]  # argument -> (where it is kept, how): ("self.sum", "adds it to")
+    appends_into: dict[int, int]  # argument -> the argument (a container) it is appended to
+    returns_plain: Value  # the result, for arguments of unknown value
+    returns_given_graph: Value  # the result when the arguments carry a graph
+
+
+NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,12 +127,21 @@ class Facts:
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
 
     @property
     def imports(self) -> Imports:
         return self.index.imports
+
+    def summary(self, unit: Unit) -> Summary:
+        """The unit's summary; NO_SUMMARY while it is being computed (recursion)."""
+        known = self.summaries.get(id(unit))
+        if known is None:
+            self.summaries[id(unit)] = NO_SUMMARY
+            known = self.summaries[id(unit)] = _summarize(self, unit)
+        return known
 
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
@@ -249,7 +276,7 @@ def _annotation_words(param: cst.Param) -> set[str]:
 class _Walker:
     """Walks one unit's statements; implements `values.Scope` for `evaluate`."""
 
-    def __init__(self, facts: Facts, unit: Unit) -> None:
+    def __init__(self, facts: Facts, unit: Unit, arguments: Value | None = None) -> None:
         self.facts = facts
         self.index = facts.index
         self.unit = unit
@@ -257,6 +284,8 @@ class _Walker:
         self.env: dict[str, Value] = {}
         self.grad_enabled = not self._decorated_no_grad()
         self.loops: list[Loop] = []
+        self.arguments = arguments  # when summarising: the value every argument is assumed to have
+        self.returns = UNKNOWN
 
     # -- values.Scope ------------------------------------------------------------------------
 
@@ -271,8 +300,8 @@ class _Walker:
                 return value
             if name in unit.module_evidence:
                 return MODULE
-            if name == unit.self_name and unit.cls is not None and unit.cls.is_module:
-                return MODULE
+            if name == unit.self_name and unit.cls is not None:
+                return Value(module=unit.cls.is_module, instance=unit.cls.name)
             unit = unit.parent
             env = self.facts.final_env.get(id(unit)) if unit is not None else None
         return UNKNOWN
@@ -288,6 +317,36 @@ class _Walker:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
 
+    def local_instance(self, name: str) -> Value | None:
+        cls = self.index.classes.get(name)
+        return Value(module=cls.is_module, instance=name) if cls is not None else None
+
+    def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
+        target = self._callee_unit(call)
+        if target is None:
+            return None
+        summary = self.facts.summary(target)
+        result = summary.returns_given_graph if any(a.graph for a in args) else summary.returns_plain
+        return result if self.grad_enabled else result.without_graph()
+
+    def _callee_unit(self, call: cst.Call) -> Unit | None:
+        """The function or method of this module that a call runs, when the file says which."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            found = self.unit.lookup_def(func.value)
+            return found if found is not None and isinstance(found.node, cst.FunctionDef) else None
+        if not isinstance(func, cst.Attribute):
+            return None
+        owner = evaluate(func.value, self).instance
+        cls = self.index.classes.get(owner) if owner else None
+        if cls is None:
+            return None
+        for ancestor in lineage(self.index.classes, cls):
+            method = ancestor.methods.get(func.attr.value)
+            if method is not None:
+                return self.index.method_units[id(method)]
+        return None
+
     def closure_value(self, node: cst.Lambda) -> Value:
         return self._closure(node, names_in(node.body) - {p.name.value for p in all_params(node.params)}, node.params)
 
@@ -298,11 +357,13 @@ class _Walker:
         node = self.unit.node
         if isinstance(node, cst.Lambda):
             self._effects(node.body)
+            self.returns = evaluate(node.body, self)
         elif isinstance(node, cst.FunctionDef):
             self._block(node.body)
         else:
             self._statements(node.body)
-        self.facts.final_env[id(self.unit)] = self.env
+        if self.arguments is None:
+            self.facts.final_env[id(self.unit)] = self.env
 
     def _decorated_no_grad(self) -> bool:
         node = self.unit.node
@@ -341,9 +402,11 @@ class _Walker:
                 value = CUDA  # def collate(batch, device="cuda")
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
+            if self.arguments is not None:
+                value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value
-        if unit.self_name is not None and unit.is_method and unit.cls is not None and unit.cls.is_module:
-            self.env[unit.self_name] = MODULE
+        if unit.self_name is not None and unit.is_method and unit.cls is not None:
+            self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -474,7 +537,9 @@ class _Walker:
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._effects(small.value)
-                self._escape(evaluate(small.value, self), "returned")
+                returned = evaluate(small.value, self)
+                self.returns = self.returns.join(returned)
+                self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
         elif isinstance(small, (cst.Raise, cst.Assert)):
             for child in small.children:
@@ -591,6 +656,9 @@ class _Walker:
         recv = receiver(call)
         if recv is not None and name in STORE_METHODS:
             self._store_call(call, recv, name)
+        target = self._callee_unit(call)
+        if target is not None and any(evaluate(arg.value, self).graph for arg in call.args):
+            self._helper_effects(call, target)  # only a graph handed over can be kept
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv)
@@ -610,6 +678,32 @@ class _Walker:
         value = evaluate(stored, self)
         self._escape(value, "stored in a container")
         self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
+
+    def _helper_effects(self, call: cst.Call, target: Unit) -> None:
+        """`meter.update(loss)`: what the helper does with its arguments happens here too."""
+        summary = self.facts.summary(target)
+        if not summary.keeps and not summary.appends_into:
+            return
+        args = _arguments_by_position(call, target)
+        helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
+        for position, (kept_in, how) in summary.keeps.items():
+            arg = args.get(position)
+            if arg is None or not (value := evaluate(arg, self)).graph:
+                continue
+            # The helper object accumulates; for a plain function, the global it writes to.
+            owner = receiver(call) if target.is_method else None
+            target_expr = owner if owner is not None else cst.Name(kept_in.split(".")[0])
+            via = f"`{helper}` {how} `{kept_in}`"
+            self.facts.accumulations.append(
+                Accumulation(call, self.unit, target_expr, value, arg, tuple(self.loops), via=via)
+            )
+        for position, into in summary.appends_into.items():
+            arg, container = args.get(position), args.get(into)
+            if arg is None or container is None:
+                continue
+            via = f"`{helper}` appends it to its argument"
+            value = evaluate(arg, self)
+            self.facts.stores.append(Store(call, self.unit, container, value, arg, True, tuple(self.loops), via=via))
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook")
@@ -850,6 +944,63 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda)
     facts.attribute_cache[key] = value
     return value
+
+
+def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
+    """The call's arguments by the position of the parameter they bind (keywords matched by name)."""
+    params = [p.name.value for p in _params(target)]
+    if target.is_method:
+        params = params[1:]
+    found: dict[int, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is None:
+            found[position] = arg.value
+            position += 1
+        elif arg.keyword.value in params:
+            found[params.index(arg.keyword.value)] = arg.value
+    return found
+
+
+def _summarize(facts: Facts, unit: Unit) -> Summary:
+    """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph."""
+    if not isinstance(unit.node, cst.FunctionDef):
+        return NO_SUMMARY
+    plain = _Walker(_scratch(facts), unit, arguments=UNKNOWN)
+    plain.run()
+    scratch = _scratch(facts)
+    given_graph = _Walker(scratch, unit, arguments=GRAPH)
+    given_graph.run()
+    params = [p.name.value for p in _params(unit)][1 if unit.is_method else 0 :]
+    keeps: dict[int, tuple[str, str]] = {}
+    appends_into: dict[int, int] = {}
+    for event in [*scratch.accumulations, *scratch.stores]:
+        if not event.value.graph or (event.loops and isinstance(event, Store) and not event.grows):
+            continue
+        target = event.target if isinstance(event, Accumulation) else event.container
+        sources = event.value.sources & set(params)
+        if isinstance(event, Store) and isinstance(target, cst.Name) and target.value in params:
+            for source in sources:
+                appends_into[params.index(source)] = params.index(target.value)
+            continue
+        lifetime, _ = facts.container_kind(unit, target)
+        if lifetime in ("attribute", "global"):
+            verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
+            for source in sources:
+                keeps[params.index(source)] = (dotted_name(target) or "a container", verb)
+    return Summary(keeps, appends_into, plain.returns, given_graph.returns)
+
+
+def _scratch(facts: Facts) -> Facts:
+    """A Facts for summarising: shares what is known, keeps its events to itself."""
+    return Facts(
+        facts.index,
+        final_env=dict(facts.final_env),
+        attribute_cache=facts.attribute_cache,
+        summaries=facts.summaries,
+    )
 
 
 def analyze(module: cst.Module) -> Facts:

@@ -413,9 +413,10 @@ def _find_graph_producers(index: ModuleIndex, unit: Unit) -> None:
         reached |= references(expr)
     unit.backpropagated_names = set(reached)
     _follow_bindings(unit.backpropagated_names, unit, index)
-    _follow_bindings(
-        {name for loss in unit.loss_calls for arg in loss.args for name in references(arg.value)}, unit, index
-    )
+    loss_inputs = [arg.value for loss in unit.loss_calls for arg in loss.args]
+    for value in loss_inputs:  # criterion(model(x), y): the call inside is a producer too
+        _note_producer(value, unit, index)
+    _follow_bindings({name for value in loss_inputs for name in references(value)}, unit, index)
 
 
 def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
@@ -423,16 +424,23 @@ def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
     todo = list(reached)
     while todo:
         for value in unit.bindings.get(todo.pop(), []):
-            if isinstance(value, cst.Call) and index.imports.qualify(value.func) is None:
-                callee = dotted_name(value.func)
-                head, _, attribute = (callee or "").partition(".")
-                if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
-                    unit.cls.module_attributes.add(attribute)  # self.model(x)
-                elif callee is not None and callee not in index.classes and callee not in _BUILTINS:
-                    unit.module_evidence.add(callee)
+            _note_producer(value, unit, index)
             for name in references(value) - reached:
                 reached.add(name)
                 todo.append(name)
+
+
+def _note_producer(value: cst.BaseExpression, unit: Unit, index: ModuleIndex) -> None:
+    """A plain call whose result reaches a loss or `backward()` is a module's call."""
+    if not isinstance(value, cst.Call) or index.imports.qualify(value.func) is not None:
+        return
+    callee = dotted_name(value.func)
+    head, _, attribute = (callee or "").partition(".")
+    if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
+        unit.cls.module_attributes.add(attribute)  # self.model(x)
+    elif callee is not None and callee not in index.classes and callee not in _BUILTINS and "." not in callee:
+        if unit.lookup_def(callee) is None:  # a function of this module is summarised instead
+            unit.module_evidence.add(callee)
 
 
 _BUILTINS = frozenset(

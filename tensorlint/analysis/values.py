@@ -19,6 +19,9 @@ class Value:
     module: bool = False  # an nn.Module or a loss: calling it computes tensors
     cuda: bool = False  # a device, or a device string, that names CUDA
     scalar: bool = False  # known to be a plain Python value: `loss.item()`, `float(x)`, `0.0`
+    instance: str | None = None  # an instance of this class of the module: `meter = AverageMeter()`
+    # When summarising a function: the parameters whose graph this value carries.
+    sources: frozenset[str] = field(default=frozenset(), compare=False)
     # The lambda or nested def this value is, when it captures tensors of its enclosing function.
     closure: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     captured: tuple[str, ...] = ()
@@ -31,6 +34,8 @@ class Value:
             module=self.module or other.module,
             cuda=self.cuda or other.cuda,
             scalar=self.scalar and other.scalar,
+            instance=self.instance or other.instance,
+            sources=self.sources | other.sources,
             closure=self.closure or other.closure,
             captured=self.captured or other.captured,
         )
@@ -239,6 +244,14 @@ class Scope(Protocol):
 
     def is_local_module_class(self, name: str) -> bool: ...
 
+    def local_instance(self, name: str) -> Value | None:
+        """The value of `Name(...)` when `Name` is a class of this module."""
+        ...
+
+    def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
+        """What a call of a function or method of this module returns, from its summary."""
+        ...
+
     def closure_value(self, node: cst.Lambda) -> Value:
         """A lambda's value: which tensors of the enclosing function it captures."""
         ...
@@ -254,7 +267,9 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         return _call(expr, scope)
     if isinstance(expr, cst.Subscript):
         base = evaluate(expr.value, scope)
-        return Value(tensor=base.tensor, graph=base.graph and scope.grad_enabled, module=base.module)
+        if base.module and not base.tensor:
+            return MODULE  # self.blocks[i]
+        return _derived(base, scope) if base.tensor else UNKNOWN
     if isinstance(expr, cst.BinaryOperation):
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
     if isinstance(expr, cst.UnaryOperation):
@@ -294,9 +309,13 @@ def _join(values: object) -> Value:
 
 
 def _arithmetic(operands: Value, scope: Scope) -> Value:
-    if not operands.tensor:
-        return UNKNOWN
-    return Value(tensor=True, graph=operands.graph and scope.grad_enabled)
+    return _derived(operands, scope) if operands.tensor else UNKNOWN
+
+
+def _derived(inputs: Value, scope: Scope) -> Value:
+    """A tensor computed from `inputs`: it carries their graph (and its sources) if grad is on."""
+    graph = inputs.graph and scope.grad_enabled
+    return Value(tensor=True, graph=graph, sources=inputs.sources if graph else frozenset())
 
 
 def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: Scope) -> Value:
@@ -320,7 +339,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return UNKNOWN
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
-    return Value(tensor=True, graph=base.graph and scope.grad_enabled)
+    return _derived(base, scope)
 
 
 def _call(call: cst.Call, scope: Scope) -> Value:
@@ -339,18 +358,22 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return _arithmetic(_join(args), scope)
         if name == "partial":  # functools.partial imported by name keeps the closure
             return args[0] if args else UNKNOWN
-        if name is not None and scope.is_local_module_class(name):
-            return MODULE
+        instance = scope.local_instance(name) if name is not None else None
+        if instance is not None:
+            return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
     callee = scope.attribute_of_self(call.func) if recv is not None else evaluate(call.func, scope)
     if callee is not None and callee.module:
         return Value(tensor=True, graph=scope.grad_enabled)
+    summarized = scope.summarized_call(call, args)
+    if summarized is not None:
+        return summarized
     if recv is not None and name is not None:
         method = _method_call(name, evaluate(recv, scope), call, scope)
         if method is not None:
             return method
     if name is not None and is_loss_name(name) and any(a.graph for a in args):
-        return Value(tensor=True, graph=scope.grad_enabled)
+        return _derived(_join(args), scope)
     return UNKNOWN
 
 
@@ -379,7 +402,7 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
             and arg.value.value == "True"
             for arg in call.args
         )
-        return Value(tensor=True, graph=scope.grad_enabled and (args.graph or requires_grad))
+        return _derived(args.join(Value(graph=requires_grad)), scope)
     return None
 
 
@@ -401,11 +424,11 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return SCALAR
         if name in _NO_GRAPH_METHODS:
             return TENSOR
-        return Value(tensor=True, graph=recv.graph and scope.grad_enabled)
+        return _derived(recv, scope)
     if name in ("detach", "detach_"):
         return TENSOR  # only tensors have .detach()
     if name in ("item", "tolist"):
         return SCALAR
     if name in ("values", "items") and recv.graph:
-        return Value(tensor=True, graph=scope.grad_enabled)
+        return _derived(recv, scope)
     return None

@@ -161,7 +161,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in event.unit.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation
-            yield Report(event.node, _message(root, loop), _fix(facts, event, root))
+            yield Report(event.node, _message(root, loop, event), _fix(facts, event, root))
 
 
 def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None:
@@ -171,7 +171,8 @@ def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None
     if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
         return None  # wrapped values: which element to detach is a choice for the author
     scalar = isinstance(event, Accumulation) and _is_loss(facts, event.unit, value, depth=0)
-    method = "item" if scalar and not _used_as_tensor(event.unit, root) else "detach"
+    # A helper (`meter.update(loss)`) owns its total: only the local accumulator's uses matter.
+    method = "item" if scalar and (event.via or not _used_as_tensor(event.unit, root)) else "detach"
     described = cst.Module([]).code_for_node(value)
     return NodeFix(f"Accumulate `{described}.{method}()`", Applicability.UNSAFE, ((value, method_call(value, method)),))
 
@@ -226,7 +227,7 @@ def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
     return None
 
 
-def _message(root: str, loop: Loop) -> str:
+def _message(root: str, loop: Loop, event: Accumulation | Store) -> str:
     if loop.calls_backward:
         effect = (
             "after `backward()` the activations are freed, but the autograd nodes chained "
@@ -235,7 +236,8 @@ def _message(root: str, loop: Loop) -> str:
     else:
         effect = "every iteration's activations stay alive (no `backward()` frees them)"
     kind = "for" if isinstance(loop.node, cst.For) else "while"
-    return (
-        f"`{root}` accumulates autograd history across iterations of this `{kind}` loop: {effect}; "
-        "accumulate `.item()` or `.detach()`, or run it under `torch.no_grad()`"
-    )
+    advice = "accumulate `.item()` or `.detach()`, or run it under `torch.no_grad()`"
+    if event.via:  # the chain: the call, and the helper that keeps the value
+        call = cst.Module([]).code_for_node(event.node)
+        return f"`{call}` keeps autograd history across iterations of this `{kind}` loop: {event.via}; {effect}; pass `.item()` or `.detach()`"
+    return f"`{root}` accumulates autograd history across iterations of this `{kind}` loop: {effect}; {advice}"
