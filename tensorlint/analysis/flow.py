@@ -976,9 +976,10 @@ def _summarize(facts: Facts, unit: Unit) -> Summary:
     params = [p.name.value for p in _params(unit)][1 if unit.is_method else 0 :]
     keeps: dict[int, tuple[str, str]] = {}
     appends_into: dict[int, int] = {}
-    for event in [*scratch.accumulations, *scratch.stores]:
-        if not event.value.graph or (event.loops and isinstance(event, Store) and not event.grows):
-            continue
+    events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
+    for event in events:
+        if not event.value.graph or (isinstance(event, Store) and not event.grows):
+            continue  # a write under a fixed key replaces, it does not keep
         target = event.target if isinstance(event, Accumulation) else event.container
         sources = event.value.sources & set(params)
         if isinstance(event, Store) and isinstance(target, cst.Name) and target.value in params:

@@ -438,9 +438,14 @@ def _note_producer(value: cst.BaseExpression, unit: Unit, index: ModuleIndex) ->
     head, _, attribute = (callee or "").partition(".")
     if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
         unit.cls.module_attributes.add(attribute)  # self.model(x)
-    elif callee is not None and callee not in index.classes and callee not in _BUILTINS and "." not in callee:
-        if unit.lookup_def(callee) is None:  # a function of this module is summarised instead
-            unit.module_evidence.add(callee)
+    elif (
+        callee is not None
+        and "." not in callee
+        and callee not in index.classes
+        and callee not in _BUILTINS
+        and unit.lookup_def(callee) is None  # a function of this module is summarised instead
+    ):
+        unit.module_evidence.add(callee)
 
 
 _BUILTINS = frozenset(
