@@ -160,6 +160,12 @@ class Facts:
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # `module.outputs` in a hook: an attribute of an object that outlives the call.
+            owner = _binding_unit(unit, expr.value.value)
+            if owner is not unit or expr.value.value in {p.name.value for p in _params(unit)}:
+                values = self.index.foreign_attributes.get(expr.attr.value, [])
+                return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Name):
             name = expr.value
             owner = _binding_unit(unit, name)
@@ -317,9 +323,15 @@ class _Walker:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
 
-    def local_instance(self, name: str) -> Value | None:
+    def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
-        return Value(module=cls.is_module, instance=name) if cls is not None else None
+        if cls is None:
+            return None
+        instance = Value(module=cls.is_module, instance=name)
+        if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs
+            carried = _join_values(args)
+            instance = replace(instance, tensor=carried.tensor, graph=carried.graph, sources=carried.sources)
+        return instance
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
         target = self._callee_unit(call)
@@ -654,9 +666,9 @@ class _Walker:
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
-        if recv is not None and name in STORE_METHODS:
-            self._store_call(call, recv, name)
         target = self._callee_unit(call)
+        if recv is not None and name in STORE_METHODS and target is None:  # not a helper's own `add`
+            self._store_call(call, recv, name)
         if target is not None and any(evaluate(arg.value, self).graph for arg in call.args):
             self._helper_effects(call, target)  # only a graph handed over can be kept
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
@@ -803,6 +815,13 @@ class _Walker:
                     self._computed_iterable(a.value) for a in iterable.args if not a.keyword
                 )
         return isinstance(iterable, (cst.List, cst.Tuple))
+
+
+def _join_values(values: Sequence[Value]) -> Value:
+    joined = UNKNOWN
+    for value in values:
+        joined = joined.join(value)
+    return joined
 
 
 def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:

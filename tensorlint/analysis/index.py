@@ -14,7 +14,7 @@ import libcst as cst
 
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver, references
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
-from tensorlint.analysis.walk import children
+from tensorlint.analysis.walk import children, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 
@@ -75,6 +75,7 @@ class ClassInfo:
     module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
     is_module: bool = False
     is_autograd_function: bool = False
+    is_record: bool = False  # a dataclass or NamedTuple: an instance holds what it is built from
 
 
 @dataclass(eq=False)
@@ -164,6 +165,8 @@ class ModuleIndex:
     hook_calls: list[tuple[cst.Call, Unit, Role]]
     loader_calls: list[LoaderCall]
     lambda_units: dict[int, Unit] = field(default_factory=dict)
+    # `layer.outputs = []`: attributes the module sets on objects other than `self`, by name
+    foreign_attributes: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -190,6 +193,7 @@ class _Indexer:
         self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
+        self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
 
     @property
     def unit(self) -> Unit:
@@ -219,6 +223,10 @@ class _Indexer:
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [_base_name(arg.value, self.imports) for arg in node.bases if arg.keyword is None]
         info = ClassInfo(node.name.value, node, bases)
+        decorators = {
+            dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators
+        }
+        info.is_record = bool(decorators & _RECORD_DECORATORS) or any(b and b.endswith("NamedTuple") for b in bases)
         self.classes[info.name] = info
         self.class_stack.append(info)
         # Class-body aliases: `forward = _forward_impl`.
@@ -294,6 +302,8 @@ class _Indexer:
             if global_scope and _resets(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
             return
+        if isinstance(target, cst.Attribute) and value is not None and self._self_attribute(target) is None:
+            self.foreign_attributes.setdefault(target.attr.value, []).append(value)
         attribute = self._self_attribute(target)
         if attribute is not None and value is not None:
             cls = self.unit.cls
@@ -391,6 +401,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         lambda_parents=indexer.lambda_parents,
         hook_calls=indexer.hook_calls,
         loader_calls=[],
+        foreign_attributes=indexer.foreign_attributes,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)
@@ -399,7 +410,46 @@ def build_index(module: cst.Module) -> ModuleIndex:
     _assign_hook_roles(index)
     for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
         _assign_worker_roles(index, call, unit)
+    _spread_worker_role(index)
     return index
+
+
+def _spread_worker_role(index: ModuleIndex) -> None:
+    """Worker code's helpers run in the worker too: `self._load()`, `load(path)`, `self.transform(x)`."""
+    todo = [unit for unit in index.units if Role.WORKER in unit.roles]
+    while todo:
+        caller = todo.pop()
+        for node in walk(caller.node, into_functions=False):
+            if not isinstance(node, cst.Call):
+                continue
+            for callee in _called_units(index, node, caller):
+                if Role.WORKER not in callee.roles:
+                    callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
+                    callee.loaders.extend(caller.loaders)
+                    todo.append(callee)
+
+
+def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit]:
+    """The functions of this module a call runs: a function, a method of `self`, or the
+    `__call__` of an object stored on `self` (a transform)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        found = caller.lookup_def(func.value)
+        return [found] if found is not None else []
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and caller.cls is not None):
+        return []
+    if func.value.value != caller.self_name:
+        return []
+    classes = lineage(index.classes, caller.cls)
+    for cls in classes:
+        method = cls.methods.get(func.attr.value)
+        if method is not None:
+            return [index.method_units[id(method)]]
+    called: list[Unit] = []
+    for cls in classes:  # self.transform = Normalize(...): its __call__
+        for value, _ in cls.attribute_values.get(func.attr.value, []):
+            called.extend(target for target, _, _ in resolve_callable(index, value, caller))
+    return called
 
 
 def _find_graph_producers(index: ModuleIndex, unit: Unit) -> None:
@@ -566,6 +616,9 @@ def resolve_callable(
             cls = index.classes.get(expr.func.value)
             if cls is not None and "__call__" in cls.methods:  # a callable class instance
                 return [(index.method_units[id(cls.methods["__call__"])], 0, frozenset())]
+        if callee_name(expr) == "Compose" and expr.args and isinstance(expr.args[0].value, (cst.List, cst.Tuple)):
+            steps = expr.args[0].value.elements  # transforms.Compose([Resize(), ToDevice()]): each step runs
+            return [found for step in steps for found in resolve_callable(index, step.value, unit, depth + 1)]
     return []
 
 
@@ -593,6 +646,7 @@ def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, d
     return []
 
 
+_RECORD_DECORATORS = frozenset(["dataclass", "dataclasses.dataclass", "attrs.define", "attr.s", "define", "frozen"])
 _PLAIN_BASES = ("object", "ABC", "abc.", "typing.", "enum.", "Generic", "Protocol", "NamedTuple", "dataclasses.")
 
 

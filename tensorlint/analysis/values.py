@@ -244,7 +244,7 @@ class Scope(Protocol):
 
     def is_local_module_class(self, name: str) -> bool: ...
 
-    def local_instance(self, name: str) -> Value | None:
+    def local_instance(self, name: str, args: list[Value]) -> Value | None:
         """The value of `Name(...)` when `Name` is a class of this module."""
         ...
 
@@ -358,7 +358,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return _arithmetic(_join(args), scope)
         if name == "partial":  # functools.partial imported by name keeps the closure
             return args[0] if args else UNKNOWN
-        instance = scope.local_instance(name) if name is not None else None
+        instance = scope.local_instance(name, args) if name is not None else None
         if instance is not None:
             return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
