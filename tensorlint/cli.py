@@ -1,4 +1,4 @@
-"""The command line: `tensorlint [check] PATH...`, `tensorlint rule CODE`, `tensorlint rules`."""
+"""The command line: `tensorlint [check] PATH...`, `tensorlint verify FILE`, `tensorlint rule CODE`, `tensorlint rules`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tensorlint.output import FORMATS, WRITERS, summary
 from tensorlint.rules import all_rules, rule_by_code
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule", "rules")
+COMMANDS = ("check", "verify", "rule", "rules")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _rule(args[1:])
     if args and args[0] == "rules":
         return _rules()
+    if args and args[0] == "verify":
+        return _verify(args[1:])
     if args and args[0] == "check":
         args = args[1:]
     try:
@@ -118,6 +120,13 @@ def _codes(
     if select is not None:
         config = dataclasses.replace(config, select=select)
     return config.codes_for(path) - expand(ignore)
+
+
+def _verify(args: list[str]) -> int:
+    # Imported here: the runtime verifier is an extra, and `check` must stay free of it.
+    from tensorlint.verify.cli import main as verify_main
+
+    return verify_main(args)
 
 
 def _rule(args: list[str]) -> int:

@@ -21,7 +21,9 @@ DEFAULT_EXCLUDE = (
     ".venv", ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
     "site-packages", "venv", "__pycache__",
 )  # fmt: skip
-KNOWN_KEYS = frozenset(["select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore"])
+KNOWN_KEYS = frozenset(
+    ["select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore", "verify"]
+)  # `verify` is read by tensorlint.verify.cli
 
 
 class ConfigError(Exception):
