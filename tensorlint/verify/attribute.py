@@ -25,19 +25,21 @@ CONTAINERS = (list, tuple, dict, set, frozenset, deque)
 _PLAIN = (*CONTAINERS, types.CellType, types.FunctionType, types.MethodType, types.FrameType, types.TracebackType)
 
 
-def attribute(ledger: StorageLedger, frame: types.FrameType | None = None) -> tuple[tuple[Holder, ...], tuple[Site, ...]]:
+def attribute(
+    ledger: StorageLedger, frame: types.FrameType | None = None
+) -> tuple[tuple[Holder, ...], tuple[Site, ...]]:
     entries = list(ledger.live.items())
     sites = _sites([e for _, e in entries])
     tensors = _tensors_by_storage({key for key, _ in entries})
     by_site: dict[tuple[str, str, str], list[tuple[tuple[str, int], Entry]]] = {}
     for key, entry in entries:
         by_site.setdefault(_site_key(entry), []).append((key, entry))
-    # One representative per site: the newest Python tensor that something in Python holds.
+    # One representative per site, when a Python tensor for it exists.
     representatives = {}
     for site, items in by_site.items():
         held = [tensors[k] for k, _ in items if k in tensors]
         if held:
-            representatives[site] = held[-1]
+            representatives[site] = held[0]  # the oldest: the newest may still be in use
     found = _roots(list(representatives.values()), frame)
     site_holder: dict[tuple[str, str, str], tuple[str, str]] = {
         site: found[id(tensor)] for site, tensor in representatives.items() if id(tensor) in found
@@ -153,8 +155,8 @@ def _roots(targets: list[Any], frame: types.FrameType | None) -> dict[int, tuple
         for referrer in referrers:
             if id(referrer) in visited or id(referrer) in bookkeeping or id(referrer) in stack_frames:
                 continue
-            if referrer is frame or isinstance(referrer, types.FrameType) and referrer.f_code is getattr(
-                frame, "f_code", None
+            if referrer is frame or (
+                isinstance(referrer, types.FrameType) and referrer.f_code is getattr(frame, "f_code", None)
             ):
                 continue  # the loop's own locals are read above, by name
             for child in gc.get_referents(referrer):
@@ -162,7 +164,7 @@ def _roots(targets: list[Any], frame: types.FrameType | None) -> dict[int, tuple
                 if hit is None or hit[2] in found:
                     continue
                 chain = [*hit[1], referrer]
-                if id(referrer) in module_dicts or not isinstance(referrer, _PLAIN) and _is_place(referrer):
+                if id(referrer) in module_dicts or (not isinstance(referrer, _PLAIN) and _is_place(referrer)):
                     found[hit[2]] = _render(chain, None, module_dicts)
                 else:
                     following.setdefault(id(referrer), (referrer, chain, hit[2]))

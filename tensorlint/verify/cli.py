@@ -98,7 +98,7 @@ def _settings(pyproject: Path | None) -> dict[str, Any]:
         if expected is None or not isinstance(value, expected):  # type: ignore[arg-type]
             raise ConfigError(
                 f"{pyproject} [tool.tensorlint.verify]: bad key {key!r} "
-                f"(known: {', '.join(SETTINGS)}, or a \"FILE::NAME\" table)"
+                f'(known: {", ".join(SETTINGS)}, or a "FILE::NAME" table)'
             )
     return table
 
@@ -115,12 +115,12 @@ def _run_all(plans: list[Plan], timeout: float, jobs: int) -> list[Verdict]:
 
 def _text(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict]) -> str:
     lines = []
-    rows = [(f, p, v) for p, v in zip(plans, verdicts) for f in p.findings]
+    rows = [(f, p, v) for p, v in zip(plans, verdicts, strict=False) for f in p.findings]
     for finding, item, verdict in sorted(rows, key=lambda r: r[0].sort_key):
         head = f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}: {finding.code}"
         lines.append(f"{head} {escape(finding.message)}")
         lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
-    for item, verdict in zip(plans, verdicts):
+    for item, verdict in zip(plans, verdicts, strict=False):
         if not item.findings:
             lines.append(f"{escape(str(path))}::{escape(name)}: no static finding")
             lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
@@ -132,7 +132,7 @@ def _text(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict]) -> 
 
 def _records(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict]) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
-    for item, verdict in zip(plans, verdicts):
+    for item, verdict in zip(plans, verdicts, strict=False):
         base = {"target": item.label, "job": item.job, "runtime": verdict.to_json()}
         if not item.findings:
             records.append({"code": None, "filename": str(path), "name": name, **base})

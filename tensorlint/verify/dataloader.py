@@ -32,11 +32,11 @@ class _Budget(BaseException):
 
 def _is_cuda(value: object) -> bool:
     if isinstance(value, torch.device):
-        return value.type == "cuda"
+        return bool(value.type == "cuda")
     return isinstance(value, str) and value.startswith("cuda")
 
 
-class CudaRecorder(TorchFunctionMode):
+class CudaRecorder(TorchFunctionMode):  # type: ignore[misc]
     """Logs `.cuda()`, `.to("cuda")` and `device="cuda"`; with `simulate`, runs them on the CPU."""
 
     def __init__(self, log: str, simulate: bool) -> None:
@@ -201,7 +201,7 @@ def _worker_memory(free_before: int | None, worker_pids: set[int]) -> dict[str, 
     time.sleep(1.0)  # let the workers finish creating their contexts
     result: dict[str, Any] = {}
     try:
-        import pynvml  # nvidia-ml-py: optional, present on most GPU machines
+        import pynvml  # type: ignore[import-not-found]  # nvidia-ml-py: optional
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(0)  # not current_device(): that would initialise CUDA here

@@ -8,6 +8,7 @@ that a bounded cache or a late warm-up is not called a leak.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
@@ -54,7 +55,7 @@ def r_squared(values: Sequence[float]) -> float | None:
 
 def _grows(values: Sequence[float], floor: float) -> tuple[bool, tuple[int, ...], float, float | None]:
     """Linear growth test: (grows, deltas, fraction of deltas >= floor/2, second/first half slope)."""
-    deltas = tuple(int(b - a) for a, b in zip(values, values[1:]))
+    deltas = tuple(int(b - a) for a, b in itertools.pairwise(values))
     if not deltas:
         return False, deltas, 0.0, None
     fraction = sum(1 for d in deltas if d >= floor / 2) / len(deltas)

@@ -107,7 +107,9 @@ def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int)
     try:
         model = cls(**job.get("init", {}))
     except TypeError as error:
-        raise inputs.NeedsSpec(f"needs a spec: {job['name']}() needs constructor arguments ({error}); give `init`") from error
+        raise inputs.NeedsSpec(
+            f"needs a spec: {job['name']}() needs constructor arguments ({error}); give `init`"
+        ) from error
     model.to(device)
     args = inputs.build(model, job.get("inputs"), device)
     mode = job.get("mode", "train")

@@ -35,7 +35,7 @@ class Entry:
     tick: int  # the sample index at which it was created
 
 
-class StorageLedger(TorchDispatchMode):
+class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not analysed (mypy config)
     """Use as a context manager; `recording` can be switched off for warm-up calls."""
 
     def __init__(self) -> None:

@@ -98,7 +98,7 @@ def _drive(path: Path, top: ast.AST, modules: set[str], options: Options, row: i
 
 
 def _job(path: Path, name: str, kind: str, options: Options) -> dict[str, Any]:
-    where: dict[str, Any] = {"file": str(path)}
+    where: dict[str, Any] = {"file": str(path.resolve())}
     if ":" in name:
         module, name = name.split(":", 1)
         where = {"module": module}
@@ -142,7 +142,7 @@ def _required(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     without_default = positional[: len(positional) - len(args.defaults)]
-    keyword_only = [a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    keyword_only = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if d is None]
     return [a.arg for a in [*without_default, *keyword_only]]
 
 

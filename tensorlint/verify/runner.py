@@ -6,6 +6,7 @@ gets its own process group so that a timeout also ends its DataLoader workers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -47,7 +48,7 @@ def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
             env=env,
             cwd=cwd,
             start_new_session=True,
-            preexec_fn=_limits if cpu_only and sys.platform == "linux" else None,  # noqa: PLW1509
+            preexec_fn=_limits if cpu_only and sys.platform == "linux" else None,
         )
         try:
             _, stderr = process.communicate(json.dumps(job), timeout=timeout)
@@ -73,8 +74,6 @@ def _limits() -> None:
 
 def _kill(process: subprocess.Popen[str]) -> None:
     """End the child's whole process group (its DataLoader workers too), by its own id."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     process.wait()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
+import weakref
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -30,6 +31,7 @@ class Probe:
         self.allocated: list[int] = []
         self.started = 0.0
         self.warmup = 0
+        self.old_roots: list[weakref.ref[Any]] = []
 
     def __enter__(self) -> Probe:
         self.ledger.__enter__()
@@ -44,6 +46,9 @@ class Probe:
         """Called once warm-up is over: from here, new storages count."""
         self.warmup = warmup
         gc.collect()
+        # Frozen objects are invisible to gc.get_objects(): keep the graph roots that exist now
+        # (an accumulator made during warm-up and grown in place later, `total += loss`).
+        self.old_roots = [weakref.ref(o) for o in gc.get_objects() if _is_tensor(o) and o.grad_fn is not None]
         gc.freeze()  # per-sample collections then only scan objects made since, ~0 s instead of 0.1 s
         self.ledger.recording = True
         self.started = time.perf_counter()
@@ -55,7 +60,7 @@ class Probe:
             torch.cuda.synchronize()
             self.allocator.append(int(torch.cuda.memory_allocated()))
         self.live.append(self.ledger.live_bytes())
-        self.nodes.append(_graph_nodes())
+        self.nodes.append(_graph_nodes([r() for r in self.old_roots]))
         self.allocated.append(self.ledger.allocated)
         self.ledger.tick += 1
 
@@ -106,15 +111,16 @@ class Probe:
         )
 
 
-def _graph_nodes() -> int:
-    """Autograd nodes reachable from tensors made since warm-up (older ones are frozen, unseen)."""
-    seen: set[int] = set()
-    stack = [o.grad_fn for o in gc.get_objects() if _is_tensor(o) and o.grad_fn is not None]
+def _graph_nodes(old_roots: list[Any]) -> int:
+    """Autograd nodes reachable from live tensors: those made since warm-up, and the older roots."""
+    seen: dict[int, Any] = {}  # holds the node wrappers, so that their ids stay unique
+    tensors = [o for o in gc.get_objects() if _is_tensor(o)] + [t for t in old_roots if t is not None]
+    stack = [t.grad_fn for t in tensors if t.grad_fn is not None]
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         stack.extend(child for child, _ in node.next_functions)
     return len(seen)
 
