@@ -1,4 +1,4 @@
-"""The command line: `tensorlint [check] PATH...`, `rule CODE`, `rules`, `server`."""
+"""The command line: `tensorlint [check] PATH...`, `verify FILE`, `rule CODE`, `rules`, `server`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from tensorlint.rules import all_rules, rule_by_code
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rule", "rules", "server")
+COMMANDS = ("check", "verify", "rule", "rules", "server")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _rule(args[1:])
     if args and args[0] == "rules":
         return _rules(args[1:])
+    if args and args[0] == "verify":
+        return _verify(args[1:])
     if args and args[0] in ("server", "lsp"):
         return _server()
     if args and args[0] == "check":
@@ -301,6 +303,13 @@ def _server() -> int:
         sys.stderr.write(f"tensorlint: error: the language server needs `pip install 'tensorlint[lsp]'` ({error})\n")
         return EXIT_ERROR
     return serve()
+
+
+def _verify(args: list[str]) -> int:
+    # Imported here: the runtime verifier is an extra, and `check` must stay free of it.
+    from tensorlint.verify.cli import main as verify_main
+
+    return verify_main(args)
 
 
 def _rule(args: list[str]) -> int:

@@ -28,8 +28,17 @@ DEFAULT_EXCLUDE = (
     "site-packages", "venv", "__pycache__",
 )  # fmt: skip
 KNOWN_KEYS = frozenset(
-    ["select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore"]
-)
+    [
+        "select",
+        "extend-select",
+        "ignore",
+        "exclude",
+        "extend-exclude",
+        "per-file-ignores",
+        "respect-gitignore",
+        "verify",
+    ]
+)  # `verify` is read by tensorlint.verify.cli
 
 
 def default_selection() -> tuple[str, ...]:

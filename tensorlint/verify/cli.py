@@ -1,0 +1,145 @@
+"""`tensorlint verify FILE[::TARGET]`: the static rules, then each finding's code run and measured.
+
+Every job runs in its own subprocess (runner.py); this process never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tensorlint.config import ConfigError, _tool_tables, find_pyproject, load_config
+from tensorlint.engine import lint_file, read_source
+from tensorlint.output import escape
+from tensorlint.verify.plan import Options, Plan, plan
+from tensorlint.verify.runner import run_job
+from tensorlint.verify.verdict import INCONCLUSIVE, VERDICTS, Verdict
+
+EXIT_CLEAN, EXIT_LEAKS, EXIT_ERROR = 0, 1, 2
+SETTINGS = {"entry": str, "calls": int, "warmup": int, "timeout": (int, float), "device": str}
+
+
+def parser() -> argparse.ArgumentParser:
+    from tensorlint.cli import _Parser
+
+    p = _Parser(
+        prog="tensorlint verify",
+        description="Run the code behind each finding in a subprocess and measure the tensor memory it keeps.",
+    )
+    p.add_argument("target", help="FILE or FILE::NAME (a class or function of the file)")
+    p.add_argument("--entry", help="what to call when a finding's own code cannot be driven: NAME or module:callable")
+    p.add_argument("--input", action="append", dest="inputs", help="a forward input, e.g. float32[8,512] (repeat)")
+    p.add_argument("--calls", type=int, help="measured calls (default 20)")
+    p.add_argument("--warmup", type=int, help="warm-up calls before measuring (default 3)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="default auto: cuda when available")
+    p.add_argument("--timeout", type=float, help="seconds per subprocess (default 120)")
+    p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="subprocesses at a time")
+    p.add_argument("--output-format", choices=("concise", "json"), default="concise")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    file, _, name = args.target.partition("::")
+    path = Path(file)
+    if not path.is_file():
+        sys.stderr.write(f"tensorlint: error: {file}: No such file\n")
+        return EXIT_ERROR
+    try:
+        pyproject = find_pyproject(Path.cwd())
+        settings = _settings(pyproject)
+        config = load_config(pyproject)
+        source = read_source(path)
+    except (ConfigError, OSError, UnicodeDecodeError, SyntaxError) as error:
+        sys.stderr.write(f"tensorlint: error: {error}\n")
+        return EXIT_ERROR
+    specs: dict[str, dict[str, Any]] = {k: v for k, v in settings.items() if isinstance(v, dict)}
+    if args.inputs and name:
+        specs[f"{path.as_posix()}::{name}"] = {**specs.get(f"{path.as_posix()}::{name}", {}), "inputs": args.inputs}
+    options = Options(
+        target=name or None,
+        entry=args.entry or settings.get("entry"),
+        specs=specs,
+        calls=args.calls or int(settings.get("calls", 20)),
+        warmup=args.warmup if args.warmup is not None else int(settings.get("warmup", 3)),
+        device=args.device or str(settings.get("device", "auto")),
+    )
+    timeout = args.timeout or float(settings.get("timeout", 120))
+    findings = [f for f in lint_file(path, codes=config.codes_for(path)) if f.code]
+    try:
+        plans = plan(path, source, findings, options)
+    except SyntaxError as error:
+        sys.stderr.write(f"tensorlint: error: {path}: {error}\n")
+        return EXIT_ERROR
+    verdicts = _run_all(plans, timeout, max(1, args.jobs))
+    if args.output_format == "json":
+        sys.stdout.write(json.dumps(_records(path, name, plans, verdicts), indent=2) + "\n")
+    else:
+        sys.stdout.write(_text(path, name, plans, verdicts))
+    return EXIT_LEAKS if any(v.leaks for v in verdicts) else EXIT_CLEAN
+
+
+def _settings(pyproject: Path | None) -> dict[str, Any]:
+    """`[tool.tensorlint.verify]`: entry, calls, warmup, timeout, device, and "FILE::NAME" tables."""
+    if pyproject is None:
+        return {}
+    tensorlint = _tool_tables(pyproject).get("tensorlint", {})
+    table = tensorlint.get("verify", {}) if isinstance(tensorlint, dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject} [tool.tensorlint.verify]: must be a table")
+    for key, value in table.items():
+        expected = SETTINGS.get(key, dict) if "::" in key or key in SETTINGS else None
+        if expected is None or not isinstance(value, expected):  # type: ignore[arg-type]
+            raise ConfigError(
+                f"{pyproject} [tool.tensorlint.verify]: bad key {key!r} "
+                f'(known: {", ".join(SETTINGS)}, or a "FILE::NAME" table)'
+            )
+    return table
+
+
+def _run_all(plans: list[Plan], timeout: float, jobs: int) -> list[Verdict]:
+    def one(item: Plan) -> Verdict:
+        if item.job is None:
+            return Verdict(INCONCLUSIVE, reason=item.reason, device="")
+        return run_job(item.job, timeout)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, plans))
+
+
+def _text(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict]) -> str:
+    lines = []
+    rows = [(f, p, v) for p, v in zip(plans, verdicts, strict=False) for f in p.findings]
+    for finding, item, verdict in sorted(rows, key=lambda r: r[0].sort_key):
+        head = f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}: {finding.code}"
+        lines.append(f"{head} {escape(finding.message)}")
+        lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
+    for item, verdict in zip(plans, verdicts, strict=False):
+        if not item.findings:
+            lines.append(f"{escape(str(path))}::{escape(name)}: no static finding")
+            lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
+    counts = {v: sum(1 for _, _, verdict in rows if verdict.verdict == v) for v in VERDICTS}
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    lines.append(f"Verified {len(rows)} finding{'s' if len(rows) != 1 else ''}" + (f": {summary}." if summary else "."))
+    return "\n".join(lines) + "\n"
+
+
+def _records(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict]) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for item, verdict in zip(plans, verdicts, strict=False):
+        base = {"target": item.label, "job": item.job, "runtime": verdict.to_json()}
+        if not item.findings:
+            records.append({"code": None, "filename": str(path), "name": name, **base})
+        for finding in item.findings:
+            location = {"row": finding.location.row, "column": finding.location.column}
+            records.append(
+                {"code": finding.code, "message": finding.message, "filename": finding.filename, "location": location}
+                | base
+            )
+    return sorted(records, key=lambda r: (r.get("location") or {}).get("row", 0))

@@ -1,0 +1,108 @@
+"""The storage ledger: every storage an aten op creates, alive until its last holder lets go.
+
+A `TorchDispatchMode` sees each op below autograd, so it also sees tensors that only C++
+holds (saved activations, dropout masks), which a `gc` census misses. PyTorch keeps a
+storage's Python object alive as long as its C++ storage, so a `weakref.finalize` on it
+fires exactly when the memory is released.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+# Frames inside torch or the verifier are not where the user's allocation happened.
+_SKIP_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+
+
+@dataclass
+class Entry:
+    """One live storage created while the ledger was recording."""
+
+    storage: weakref.ref[Any]
+    nbytes: int
+    device: str
+    op: str
+    site: str  # "file:line function" of the first user frame
+    shape: str  # dtype[shape] of the tensor that created it
+    tick: int  # the sample index at which it was created
+
+
+class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not analysed (mypy config)
+    """Use as a context manager; `recording` can be switched off for warm-up calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live: dict[tuple[str, int], Entry] = {}
+        self.recording = False
+        self.allocated = 0  # bytes of every new storage seen while recording, freed or not
+        self.tick = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if self.recording:
+            self._record(func, args, kwargs, out)
+        return out
+
+    def _record(self, func: Any, args: Any, kwargs: Any, out: Any) -> None:
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if not outputs:
+            return
+        # Views, in-place and out= ops return an input's storage: not a new allocation.
+        inputs = {_ptr(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)}
+        for tensor in outputs:
+            storage = tensor.untyped_storage()
+            ptr = storage.data_ptr()
+            nbytes = storage.nbytes()
+            key = (str(tensor.device), ptr)
+            if not ptr or not nbytes or ptr in inputs or key in self.live:
+                continue
+            entry = Entry(
+                weakref.ref(storage),
+                nbytes,
+                str(tensor.device),
+                str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func),
+                _user_site(),
+                f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}",
+                self.tick,
+            )
+            self.live[key] = entry
+            self.allocated += nbytes
+            weakref.finalize(storage, self._release, key, entry)
+
+    def _release(self, key: tuple[str, int], entry: Entry) -> None:
+        if self.live.get(key) is entry:  # the pointer may already belong to a newer storage
+            del self.live[key]
+
+    def live_bytes(self) -> int:
+        """Re-read sizes through the weak references, so that `resize_` growth counts."""
+        total = 0
+        for entry in list(self.live.values()):
+            storage = entry.storage()
+            if storage is not None:
+                entry.nbytes = storage.nbytes()
+                total += entry.nbytes
+        return total
+
+
+def _ptr(tensor: torch.Tensor) -> int:
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except RuntimeError:  # tensors without storage (sparse, some subclasses)
+        return 0
+
+
+def _user_site() -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP_DIRS):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return "?"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"

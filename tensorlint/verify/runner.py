@@ -1,0 +1,79 @@
+"""Run one job in a fresh interpreter with a timeout: a hung or crashing target is a verdict.
+
+Never fork from the linter (a parent that touched CUDA makes forked children fail); the child
+gets its own process group so that a timeout also ends its DataLoader workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tensorlint.verify.verdict import INCONCLUSIVE, Verdict
+
+ENV = {
+    "OMP_NUM_THREADS": "1",  # OpenMP spin-waits: 24 s vs 0.44 s for small matmuls on a busy 2-core box
+    "MKL_NUM_THREADS": "1",
+    "TORCH_COMPILE_DISABLE": "1",  # the ledger sees eager ops only
+    "PYTHONHASHSEED": "0",
+    "PYTHONUNBUFFERED": "1",
+}
+CPU_ADDRESS_LIMIT = 8 << 30  # CUDA needs ~18 GiB of address space, so only CPU runs get a limit
+
+
+def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
+    with tempfile.TemporaryDirectory(prefix="tensorlint-verify-") as folder:
+        result = Path(folder) / "verdict.json"
+        job = {**job, "result": str(result)}
+        env = {**os.environ, **ENV}
+        cpu_only = job.get("device") == "cpu" or not Path("/dev/nvidiactl").exists()
+        if job.get("device") == "cpu":
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        cwd = str(Path(job["file"]).resolve().parent) if "file" in job else None
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tensorlint.verify.child"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_limits if cpu_only and sys.platform == "linux" else None,
+        )
+        try:
+            _, stderr = process.communicate(json.dumps(job), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            return Verdict(INCONCLUSIVE, reason=f"timed out after {timeout:g} s", device="")
+        finally:
+            _kill(process)
+        seconds = time.perf_counter() - started
+        if result.exists():
+            verdict = Verdict.from_json(json.loads(result.read_text(encoding="utf-8")))
+            return verdict
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit status {process.returncode}"
+        return Verdict(INCONCLUSIVE, reason=f"the target crashed after {seconds:.1f} s: {last}", device="")
+
+
+def _limits() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_AS, (CPU_ADDRESS_LIMIT, CPU_ADDRESS_LIMIT))
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    """End the child's whole process group (its DataLoader workers too), by its own id."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

@@ -1,0 +1,55 @@
+"""`tensorlint verify`: findings with the runtime verdict under each, JSON numbers, timeouts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytest.importorskip("torch")
+
+
+def _verify(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "tensorlint", "verify", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_prints_the_verdict_under_the_finding() -> None:
+    result = _verify("fixtures/runtime/tl001_feature_cache.py", "--calls", "10")
+    assert result.returncode == 1, result.stdout + result.stderr
+    finding, runtime, summary = result.stdout.splitlines()
+    assert finding.startswith("fixtures/runtime/tl001_feature_cache.py:17:9: TL001 ")
+    assert runtime.startswith(
+        "  runtime (FeatureRecorder (train step)): CONFIRMED on cpu: +16.0 KiB per call over 10 calls"
+    )
+    assert "held by FeatureRecorder.features (list, " in runtime
+    assert summary == "Verified 1 finding: 1 confirmed."
+
+
+def test_json_carries_the_numbers() -> None:
+    result = _verify("fixtures/runtime/tl004_train_total_loss.py", "--output-format", "json", "--calls", "10")
+    [record] = json.loads(result.stdout)
+    assert record["code"] == "TL004"
+    runtime = record["runtime"]
+    assert runtime["verdict"] == "host-only"
+    assert runtime["bytes_per_call"] == 0
+    assert runtime["graph_nodes_per_call"] >= 1
+    assert runtime["torch"].startswith("2.") and runtime["calls"] == 10 and len(runtime["deltas"]) == 10
+    assert result.returncode == 1
+
+
+def test_what_cannot_be_driven_is_inconclusive_not_guessed() -> None:
+    result = _verify("fixtures/runtime/tl003_collate_cuda.py")
+    assert "INCONCLUSIVE: needs a spec: name the function that iterates the DataLoader" in result.stdout
+    assert result.returncode == 0
+
+
+def test_a_hung_target_is_a_verdict(tmp_path: Path) -> None:
+    (tmp_path / "hang.py").write_text("import time\n\n\ndef step():\n    time.sleep(60)\n")
+    result = _verify(f"{tmp_path / 'hang.py'}::step", "--timeout", "5")
+    assert "INCONCLUSIVE: timed out after 5 s" in result.stdout, result.stdout + result.stderr

@@ -1,0 +1,70 @@
+"""The verifier's decision rule and planning: plain Python, no torch needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import ROOT
+from tensorlint.engine import lint_file
+from tensorlint.verify.decide import decide, theil_sen
+from tensorlint.verify.plan import Options, plan
+
+KIB = 1024
+
+
+def test_theil_sen_ignores_one_outlier() -> None:
+    assert theil_sen([0, 10, 20, 1000, 40, 50]) == 10
+
+
+def test_steady_growth_is_confirmed() -> None:
+    decision = decide([i * 128 * KIB for i in range(21)], allocated_per_call=512 * KIB, graph_nodes=[0] * 21)
+    assert decision.verdict == "confirmed"
+    assert decision.slope == 128 * KIB
+    assert decision.delta_fraction == 1.0
+
+
+def test_bounded_cache_is_not_a_leak() -> None:
+    live = [min(i, 8) * 128 * KIB for i in range(21)]  # deque(maxlen=8): flat after 8 calls
+    decision = decide(live, allocated_per_call=512 * KIB, graph_nodes=[0] * 21)
+    assert decision.verdict == "not reproduced"
+
+
+def test_growth_below_the_threshold_is_noise() -> None:
+    decision = decide([i * 100 for i in range(21)], allocated_per_call=512 * KIB, graph_nodes=[0] * 21)
+    assert decision.verdict == "not reproduced"
+
+
+def test_graph_growth_without_bytes_is_host_only() -> None:
+    decision = decide([0] * 21, allocated_per_call=512 * KIB, graph_nodes=[11 + 8 * i for i in range(21)])
+    assert decision.verdict == "host-only"
+    assert decision.node_slope == 8
+
+
+def test_too_few_calls_is_inconclusive() -> None:
+    assert decide([0, 1], allocated_per_call=0, graph_nodes=[0, 0]).verdict == "inconclusive"
+
+
+def _plans(name: str, options: Options | None = None) -> list[tuple[str, str | None, str]]:
+    path = ROOT / "fixtures" / "runtime" / name
+    findings = [f for f in lint_file(path) if f.code]
+    made = plan(Path(path), path.read_text(encoding="utf-8"), findings, options or Options())
+    return [(p.label, p.job["kind"] if p.job else None, p.reason) for p in made]
+
+
+def test_plans_drive_a_module_a_function_and_a_loop() -> None:
+    assert _plans("tl001_feature_cache.py") == [("FeatureRecorder (train step)", "module", "")]
+    assert _plans("tl002_closure_leaky.py") == [("register_step()", "call", "")]
+    assert _plans("tl004_eval_total_loss.py") == [("evaluate() per loop iteration", "loop", "")]
+
+
+def test_dataloader_findings_need_an_entry() -> None:
+    [(_label, kind, reason)] = _plans("tl003_collate_cuda.py")
+    assert kind is None and reason.startswith("needs a spec")
+    assert _plans("tl003_collate_cuda.py", Options(target="load_batches")) == [
+        ("load_batches() iterating its DataLoader", "loader", "")
+    ]
+
+
+def test_a_named_target_without_findings_is_driven() -> None:
+    assert _plans("kept_exception.py", Options(target="step")) == [("step()", "call", "")]
+    assert _plans("kept_exception.py", Options(target="nothing"))[0][2].startswith("needs a spec")
