@@ -109,6 +109,9 @@ class ClosureEscape:
     unit: Unit
     captured: tuple[str, ...]
     how: str  # "returned", "stored in `self.fn`", ...
+    # A hook on a tensor that captures what holds that tensor: a reference cycle (the names: the
+    # tensor, and the expression that holds it).
+    cycle: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,6 +295,7 @@ class _Walker:
         self.loops: list[Loop] = []
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
         self.returns = UNKNOWN
+        self.tensor_hooks: list[tuple[cst.CSTNode, str]] = []  # (closure, the local tensor it hooks)
 
     # -- values.Scope ------------------------------------------------------------------------
 
@@ -376,6 +380,7 @@ class _Walker:
             self._statements(node.body)
         if self.arguments is None:
             self.facts.final_env[id(self.unit)] = self.env
+            self._find_hook_cycles()
 
     def _decorated_no_grad(self) -> bool:
         node = self.unit.node
@@ -718,11 +723,46 @@ class _Walker:
             self.facts.stores.append(Store(call, self.unit, container, value, arg, True, tuple(self.loops), via=via))
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
-        on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook")
+        on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
+        if isinstance(recv, cst.Attribute) and recv.attr.value == "grad_fn":
+            recv = recv.value  # y.grad_fn.register_hook(...): a hook on y's graph
         if on_tensor and isinstance(recv, cst.Name) and recv.value in self.env and self.env[recv.value].tensor:
-            return  # a hook on a local tensor lives as long as that tensor's graph
+            # A hook on a local tensor lives as long as that tensor's graph, unless what the hook
+            # captures also holds the tensor: checked when the function is walked (cycles).
+            for arg in call.args:
+                closure = evaluate(arg.value, self).closure or (
+                    arg.value if isinstance(arg.value, cst.Lambda) else None
+                )
+                if closure is not None:
+                    self.tensor_hooks.append((closure, recv.value))
+            return
         for arg in call.args:
             self._escape(evaluate(arg.value, self), f"registered with `{callee_name(call)}`")
+
+    def _find_hook_cycles(self) -> None:
+        """`y.register_hook(lambda g: self.save(g))` with `self.out = y`: self -> y -> hook -> self."""
+        for closure, tensor in self.tensor_hooks:
+            free = _free_names(closure)
+            holders = [
+                dotted_name(store.container) or ""
+                for store in self.facts.stores
+                if store.unit is self.unit and tensor in names_in(store.value_expr)
+            ]
+            cls = self.unit.cls
+            if cls is not None and self.unit.self_name:
+                holders += [
+                    f"{self.unit.self_name}.{attribute}"
+                    for attribute, assigned in cls.attribute_values.items()
+                    for value, unit in assigned
+                    if unit is self.unit and tensor in names_in(value)
+                ]
+            for holder in holders:
+                if holder.split(".")[0] in free:
+                    how = f"registered as a hook on `{tensor}`, which `{holder}` holds"
+                    self.facts.escapes.append(
+                        ClosureEscape(closure, self.unit, (holder.split(".")[0],), how, cycle=(tensor, holder))
+                    )
+                    break
 
     def _escape(self, value: Value, how: str) -> None:
         if value.closure is None or not value.captured:
@@ -875,6 +915,16 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if default is None:
         return True
     return isinstance(default, cst.Name) and default.value == "None"
+
+
+def _free_names(closure: cst.CSTNode) -> set[str]:
+    """The names a lambda or nested def reads from the scopes around it."""
+    if isinstance(closure, cst.Lambda):
+        return names_in(closure.body) - {p.name.value for p in all_params(closure.params)}
+    if isinstance(closure, cst.FunctionDef):
+        params = {p.name.value for p in all_params(closure.params)}
+        return names_in(closure.body) - params - _assigned_names(closure.body)
+    return set()
 
 
 def _is_false(expr: cst.BaseExpression) -> bool | None:

@@ -121,6 +121,16 @@ class ClosureCapturesTensor(Rule):
             names = ", ".join(f"`{n}`" for n in escape.captured)
             kind = "lambda" if isinstance(escape.node, cst.Lambda) else "closure"
             node = escape.node.name if isinstance(escape.node, cst.FunctionDef) else escape.node
+            if escape.cycle is not None:
+                tensor, holder = escape.cycle
+                yield Report(
+                    node,
+                    f"{kind} {escape.how} and captures `{escape.captured[0]}`: a reference cycle "
+                    f"(`{holder}` -> `{tensor}`'s graph -> this hook -> `{escape.captured[0]}`) keeps the "
+                    "tensor and its graph alive until the cyclic garbage collector runs; remove the "
+                    "hook's handle after use, or capture only what the hook needs",
+                )
+                continue
             fix = _bind_numbers(escape.node, escape.captured) if isinstance(escape.node, cst.Lambda) else None
             yield Report(
                 node,
