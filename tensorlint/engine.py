@@ -12,12 +12,15 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tensorlint.analysis import analyze
+from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.text import split_lines
+
+_PROJECT = Project()  # the modules that imports resolve to, analysed once per process
 
 # A file that names neither torch nor Lightning cannot hold what the rules look for.
 _SCREEN = re.compile(r"torch|lightning")
@@ -34,10 +37,15 @@ def lint_source(
     *,
     codes: Collection[str] | None = None,
     apply_noqa: bool = True,
+    project: Project | None = None,
 ) -> list[Finding]:
-    """Lint one module's text. `codes` limits the rules run (all when None)."""
+    """Lint one module's text. `codes` limits the rules run (all when None).
+
+    When `filename` is a file, its imports resolve to the project's other modules, analysed
+    once per process (or per `project`, which an editor makes fresh for each edit).
+    """
     enabled = all_codes() if codes is None else frozenset(codes)
-    findings, analysed = _analyse(source, filename, enabled)
+    findings, analysed = _analyse(source, filename, enabled, project)
     report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
     if not apply_noqa or not (findings or report_unused_noqa):
         return findings
@@ -49,7 +57,7 @@ def lint_source(
     return sorted(set(findings), key=lambda f: f.sort_key)
 
 
-def _analyse(source: str, filename: str, codes: Collection[str]) -> tuple[list[Finding], bool]:
+def _analyse(source: str, filename: str, codes: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
     """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
     if not might_matter(source):
         return [], True
@@ -63,7 +71,9 @@ def _analyse(source: str, filename: str, codes: Collection[str]) -> tuple[list[F
     if not rules:
         return [], True
     try:
-        facts = analyze(module)
+        path = Path(filename)
+        located = path.suffix == ".py" and path.is_file()
+        facts = analyze(module, path=path if located else None, project=(project or _PROJECT) if located else None)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False

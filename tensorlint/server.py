@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 
 from tensorlint import __version__
 from tensorlint.add_noqa import add_noqa_to_source
+from tensorlint.analysis.project import Project
 from tensorlint.config import ConfigError, find_pyproject, load_config
 from tensorlint.engine import lint_source
 from tensorlint.findings import Applicability, Finding, Location
@@ -53,7 +54,9 @@ def _codes(uri: str) -> frozenset[str] | None:
 
 def _findings(uri: str, source: str) -> list[Finding]:
     try:
-        return [f for f in lint_source(source, to_fs_path(uri) or uri, codes=_codes(uri)) if f.code]
+        # A fresh Project: the other files of the workspace may have changed since the last edit.
+        findings = lint_source(source, to_fs_path(uri) or uri, codes=_codes(uri), project=Project())
+        return [f for f in findings if f.code]
     except Exception as error:
         server.window_log_message(types.LogMessageParams(types.MessageType.Error, f"tensorlint: {error!r}"))
         return []

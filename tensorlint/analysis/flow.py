@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import libcst as cst
 
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.project import Project
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
@@ -133,6 +135,22 @@ class Facts:
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
+    path: Path | None = None  # the file, when there is one: imports resolve from it
+    project: Project | None = None  # the other modules of the project, loaded on demand
+    # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
+    imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
+
+    def resolve_import(self, name: str) -> tuple[Facts, str] | None:
+        """The analysed module defining an imported name, and the name there."""
+        origin = self.imports.origin(name)
+        if origin is None or self.project is None or self.path is None:
+            return None
+        resolved = self.project.resolve(self.path, origin)
+        return (resolved.facts, resolved.name) if resolved is not None else None
+
+    def class_of(self, instance: str) -> tuple[Facts, ClassInfo] | None:
+        cls = self.index.classes.get(instance)
+        return (self, cls) if cls is not None else self.imported_classes.get(instance)
 
     @property
     def imports(self) -> Imports:
@@ -330,7 +348,12 @@ class _Walker:
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
         if cls is None:
-            return None
+            imported = self.facts.resolve_import(name)
+            cls = imported[0].index.classes.get(imported[1]) if imported else None
+            if imported is None or cls is None:
+                return None
+            name = self.imports.origin(name) or name  # the class of another module, by its origin
+            self.facts.imported_classes[name] = (imported[0], cls)
         instance = Value(module=cls.is_module, instance=name)
         if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs
             carried = _join_values(args)
@@ -338,29 +361,38 @@ class _Walker:
         return instance
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
-        target = self._callee_unit(call)
-        if target is None:
+        callee = self._callee_unit(call)
+        if callee is None:
             return None
-        summary = self.facts.summary(target)
+        facts, target = callee
+        summary = facts.summary(target)
         result = summary.returns_given_graph if any(a.graph for a in args) else summary.returns_plain
         return result if self.grad_enabled else result.without_graph()
 
-    def _callee_unit(self, call: cst.Call) -> Unit | None:
-        """The function or method of this module that a call runs, when the file says which."""
+    def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
+        """The function or method of the project that a call runs, when the code says which."""
         func = call.func
         if isinstance(func, cst.Name):
             found = self.unit.lookup_def(func.value)
-            return found if found is not None and isinstance(found.node, cst.FunctionDef) else None
+            if found is not None:
+                return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
+            imported = self.facts.resolve_import(func.value)
+            if imported is None:
+                return None
+            facts, name = imported
+            unit = facts.index.module_unit.defs.get(name)
+            return (facts, unit) if unit is not None else None
         if not isinstance(func, cst.Attribute):
             return None
         owner = evaluate(func.value, self).instance
-        cls = self.index.classes.get(owner) if owner else None
-        if cls is None:
+        known = self.facts.class_of(owner) if owner else None
+        if known is None:
             return None
-        for ancestor in lineage(self.index.classes, cls):
+        facts, cls = known
+        for ancestor in lineage(facts.index.classes, cls):
             method = ancestor.methods.get(func.attr.value)
             if method is not None:
-                return self.index.method_units[id(method)]
+                return facts, facts.index.method_units[id(method)]
         return None
 
     def closure_value(self, node: cst.Lambda) -> Value:
@@ -594,7 +626,12 @@ class _Walker:
                 self._escape(value, f"stored in the global `{target.value}`")
             self._bind(target, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            self._bind(target, value)
+            values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
+            if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
+                for element, item in zip(target.elements, values, strict=True):
+                    self._assign(element.value, item.value, evaluate(item.value, self), node)
+            else:
+                self._bind(target, value)
         elif isinstance(target, cst.Attribute):
             other = _accumulated_operand(target, value_expr)
             if other is not None:
@@ -671,11 +708,11 @@ class _Walker:
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
-        target = self._callee_unit(call)
-        if recv is not None and name in STORE_METHODS and target is None:  # not a helper's own `add`
+        callee = self._callee_unit(call)
+        if recv is not None and name in STORE_METHODS and callee is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
-        if target is not None and any(evaluate(arg.value, self).graph for arg in call.args):
-            self._helper_effects(call, target)  # only a graph handed over can be kept
+        if callee is not None and any(evaluate(arg.value, self).graph for arg in call.args):
+            self._helper_effects(call, *callee)  # only a graph handed over can be kept
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv)
@@ -696,9 +733,9 @@ class _Walker:
         self._escape(value, "stored in a container")
         self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
 
-    def _helper_effects(self, call: cst.Call, target: Unit) -> None:
+    def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too."""
-        summary = self.facts.summary(target)
+        summary = facts.summary(target)
         if not summary.keeps and not summary.appends_into:
             return
         args = _arguments_by_position(call, target)
@@ -1070,12 +1107,15 @@ def _scratch(facts: Facts) -> Facts:
         final_env=dict(facts.final_env),
         attribute_cache=facts.attribute_cache,
         summaries=facts.summaries,
+        path=facts.path,
+        project=facts.project,
+        imported_classes=facts.imported_classes,
     )
 
 
-def analyze(module: cst.Module) -> Facts:
+def analyze(module: cst.Module, *, path: Path | None = None, project: Project | None = None) -> Facts:
     """Index the module, then walk every unit, parents first."""
-    facts = Facts(build_index(module))
+    facts = Facts(build_index(module), path=path, project=project)
     for unit in facts.index.units:
         _Walker(facts, unit).run()
     return facts

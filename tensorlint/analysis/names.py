@@ -19,6 +19,8 @@ class Imports:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        # `from .utils import AverageMeter`: kept apart, since `qualify` answers for absolute names
+        self.relative: dict[str, str] = {}
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -34,18 +36,24 @@ class Imports:
                     top = full.split(".")[0]
                     self.aliases[top] = top
             return
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        base = dotted_name(node.module)
-        if base is None:
+        dots = "." * len(node.relative)
+        base = dotted_name(node.module) if node.module is not None else ""
+        if base is None or not (base or dots):
             return
+        target = self.relative if dots else self.aliases
         for alias in node.names:
             name = dotted_name(alias.name)
             if name is None:
                 continue
             local = _as_name(alias.asname) if alias.asname is not None else name
             if local:
-                self.aliases[local] = f"{base}.{name}"
+                target[local] = f"{dots}{base}.{name}" if base else f"{dots}{name}"
+
+    def origin(self, name: str) -> str | None:
+        """Where an imported name comes from: `utils.AverageMeter`, `.utils.AverageMeter`."""
+        return self.aliases.get(name) or self.relative.get(name)
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b.c` when `a` is an imported name, else None."""

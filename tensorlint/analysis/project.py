@@ -1,0 +1,95 @@
+"""Other modules of the project: where an import resolves to a file, its functions' summaries
+serve the call sites of the module being checked.
+
+Modules are found from the importing file (relative imports from its package, absolute ones
+from its folder and the folders above it, up to the project root), parsed and analysed once
+per process, and never executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from tensorlint.analysis.flow import Facts
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
+
+
+@dataclass(frozen=True)
+class Resolved:
+    facts: Facts
+    name: str  # the function or class name inside that module
+    path: Path
+
+
+class Project:
+    """Resolves imported names to the analysed modules that define them."""
+
+    def __init__(self) -> None:
+        self._modules: dict[Path, Facts | None] = {}
+        self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
+
+    def resolve(self, importer: Path, origin: str) -> Resolved | None:
+        """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
+        module_name, _, name = origin.rpartition(".")
+        if not module_name or not name:
+            return None
+        for path in _candidates(importer, module_name):
+            facts = self._analysed(path)
+            if facts is not None:
+                return Resolved(facts, name, path)
+        return None
+
+    def _analysed(self, path: Path) -> Facts | None:
+        key = path.resolve()
+        if key not in self._modules:
+            self._modules[key] = None  # an import cycle finds nothing rather than recursing
+            self._modules[key] = _analyse(key, self)
+        facts = self._modules[key]
+        if facts is not None:
+            self.loaded.add(key)
+        return facts
+
+
+def _analyse(path: Path, project: Project) -> Facts | None:
+    from tensorlint.analysis.flow import analyze  # flow imports this module
+
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            return None
+        from tensorlint.engine import read_source
+
+        module = cst.parse_module(read_source(path))
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
+        return None
+    return analyze(module, path=path, project=project)
+
+
+def _candidates(importer: Path, module_name: str) -> list[Path]:
+    """Files that `import module_name` may mean, nearest first."""
+    dots = len(module_name) - len(module_name.lstrip("."))
+    parts = [p for p in module_name.lstrip(".").split(".") if p]
+    folder = importer.resolve().parent
+    if dots:
+        for _ in range(dots - 1):
+            folder = folder.parent
+        bases = [folder]
+    else:
+        bases = []
+        for base in [folder, *folder.parents]:
+            bases.append(base)
+            if any((base / marker).exists() for marker in _ROOT_MARKERS):
+                break
+    found = []
+    for base in bases:
+        target = base.joinpath(*parts)
+        for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+            if candidate.is_file():
+                found.append(candidate)
+    return found

@@ -1,0 +1,82 @@
+"""Summaries cross module boundaries where imports resolve to the project's own files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensorlint.engine import lint_file
+
+HELPERS = """\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+class FloatMeter:
+    def __init__(self):
+        self.sum = 0.0
+
+    def update(self, val, n=1):
+        self.sum += float(val) * n
+
+
+def record(history, value):
+    history.append(value)
+"""
+
+TRAIN = """\
+import torch
+from torch import nn
+
+from {module} import AverageMeter, FloatMeter, record
+
+
+def train(model: nn.Module, loader, optimizer, criterion):
+    meter, floats, history = AverageMeter(), FloatMeter(), []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update(loss, x.size(0))
+        floats.update(loss)
+        record(history, loss)
+        meter.update(loss.item())
+    return meter.sum
+"""
+
+
+def _project(tmp_path: Path, module: str, helpers_at: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / helpers_at).write_text(HELPERS, encoding="utf-8")
+    train = package / "train.py"
+    train.write_text(TRAIN.format(module=module), encoding="utf-8")
+    return train
+
+
+def _found(path: Path) -> list[tuple[int, str, str]]:
+    return [(f.location.row, f.code or "", f.message) for f in lint_file(path)]
+
+
+def test_relative_import_of_a_helper_class_and_function(tmp_path: Path) -> None:
+    found = _found(_project(tmp_path, ".utils", "pkg/utils.py"))
+    assert [(row, code) for row, code, _ in found] == [(14, "TL004"), (16, "TL004")]
+    assert "`AverageMeter.update` adds it to `self.sum`" in found[0][2]
+    assert "`record` appends it to its argument" in found[1][2]
+
+
+def test_absolute_import_from_the_project_root(tmp_path: Path) -> None:
+    found = _found(_project(tmp_path, "common", "common.py"))
+    assert [(row, code) for row, code, _ in found] == [(14, "TL004"), (16, "TL004")]
+
+
+def test_an_import_that_resolves_to_nothing_is_silence(tmp_path: Path) -> None:
+    assert _found(_project(tmp_path, "somewhere_else", "unused.py")) == []
