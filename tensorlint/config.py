@@ -28,7 +28,16 @@ DEFAULT_EXCLUDE = (
     "site-packages", "venv", "__pycache__",
 )  # fmt: skip
 KNOWN_KEYS = frozenset(
-    ["select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore"]
+    [
+        "select",
+        "extend-select",
+        "ignore",
+        "exclude",
+        "extend-exclude",
+        "per-file-ignores",
+        "respect-gitignore",
+        "notebooks",
+    ]
 )
 
 
@@ -50,6 +59,7 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     respect_gitignore: bool = True
+    notebooks: bool = True  # lint `.ipynb` files found in folders
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to it
     source: Path | None = None  # the pyproject.toml it came from
 
@@ -163,6 +173,9 @@ def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}: respect-gitignore must be true or false")
+    notebooks = table.get("notebooks", True)
+    if not isinstance(notebooks, bool):
+        raise ConfigError(f"{where}: notebooks must be true or false")
     select = table.get("select")
     return Config(
         select=default_selection()
@@ -174,6 +187,7 @@ def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
         extend_exclude=_strings(table.get("extend-exclude", []), f"{where} extend-exclude"),
         per_file_ignores=per_file,
         respect_gitignore=respect,
+        notebooks=notebooks,
         root=root or pyproject.parent,
         source=pyproject,
     )
