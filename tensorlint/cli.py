@@ -284,7 +284,9 @@ def _record_notebook_fixes(
             if cell.source != old_cells.get(cell.number, cell.source):
                 label = f"{name}:cell {cell.number}"
                 old, new = old_cells[cell.number].splitlines(keepends=True), cell.source.splitlines(keepends=True)
-                sys.stdout.writelines(difflib.unified_diff(old, new, label, label))
+                for line in difflib.unified_diff(old, new, label, label):
+                    # cells rarely end with a newline: mark it, as git does, so the next line stays apart
+                    sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n")
 
 
 def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:

@@ -157,9 +157,10 @@ class Notebook:
         index = sum(len(line) for line in lines[: location.row - 1]) + location.column - 1
         index = max(0, min(index, len(cell.source)))
         offset = cell.span[0]
-        for start, piece in cell.pieces:
-            offset = _offset_in_literal(self.text, start, min(index, len(piece)))
-            if index <= len(piece):
+        for number, (start, piece) in enumerate(cell.pieces):
+            # The start of a line is the start of the next string, not the end of the one before.
+            if index < len(piece) or number == len(cell.pieces) - 1:
+                offset = _offset_in_literal(self.text, start, min(index, len(piece)))
                 break
             index -= len(piece)
         row = bisect.bisect_right(self._line_starts, offset)
@@ -199,6 +200,8 @@ def read_notebook(text: str) -> Notebook:
             texts = [source]
         else:
             raise NotebookError(f"cell {index + 1}: `source` must be a string or a list of strings")
+        if index not in literals:  # json.loads and the walk disagree: only duplicate keys can do that
+            raise NotebookError(f"cell {index + 1}: cannot find its `source` in the file")
         span, starts = literals[index]
         joined = "".join(texts)
         python, masked = mask_ipython(joined)
@@ -239,7 +242,7 @@ def _source_literals(text: str) -> dict[int, tuple[tuple[int, int], list[int]]]:
         def member(key: str, at: int) -> int:
             end = _skip_value(text, at)
             if key == "source":
-                starts = [at] if text[at] == '"' else _item_starts(text, at)
+                starts = [at] if text[at] == '"' else _item_starts(text, at) if text[at] == "[" else []
                 found[index] = ((at, end), starts)
             return end
 
@@ -323,7 +326,7 @@ def mask_ipython(source: str) -> tuple[str, frozenset[int]]:
     first = next((line.strip() for line in lines if line.strip()), "")
     magic = first[2:].split(maxsplit=1) if first.startswith("%%") else None
     if magic is not None and (not magic or magic[0] not in PYTHON_CELL_MAGICS):
-        return "".join(_ending(line) for line in lines), frozenset(range(1, len(lines) + 1))
+        return "".join(_ending(line) or "\n" for line in lines), frozenset(range(1, len(lines) + 1))
     state = _Scan()
     masked: set[int] = set()
     output = []
@@ -340,7 +343,7 @@ def mask_ipython(source: str) -> tuple[str, frozenset[int]]:
             output.append(line)
             continue
         masked.add(row)
-        output.append(replacement + ending)
+        output.append(replacement + (ending or "\n"))  # a blank last line without an ending is still a row
         continued_magic = body.rstrip().endswith("\\")
     return "".join(output), frozenset(masked)
 
