@@ -73,9 +73,12 @@ class Notebook:
 
     def cell_at(self, row: int) -> CodeCell | None:
         """The cell that holds a module row (the last cell for a row past the end)."""
-        starts = [cell.first_row for cell in self.cells if cell.row_count]
-        index = bisect.bisect_right(starts, row) - 1
-        return [cell for cell in self.cells if cell.row_count][index] if index >= 0 else None
+        index = bisect.bisect_right([cell.first_row for cell in self._cells_with_rows], row) - 1
+        return self._cells_with_rows[index] if index >= 0 else None
+
+    @functools.cached_property
+    def _cells_with_rows(self) -> tuple[CodeCell, ...]:
+        return tuple(cell for cell in self.cells if cell.row_count)  # an empty cell holds no row
 
     def locate(self, finding: Finding) -> Finding:
         """The finding with its place in the cell and in the file's text."""
@@ -136,9 +139,9 @@ class Notebook:
         if not written.startswith("["):
             return json.dumps(cell.source, ensure_ascii=self.ensure_ascii)
         items = [json.dumps(line, ensure_ascii=self.ensure_ascii) for line in split_lines(cell.source, keepends=True)]
-        opening = _SPACE.match(written, 1)
-        after_bracket = opening.group() if opening else ""
-        before_bracket = written[len(written.rstrip("]").rstrip(" \t\n\r")) : -1]
+        inside = written[1:-1]
+        after_bracket = inside[: len(inside) - len(inside.lstrip(" \t\n\r"))]
+        before_bracket = inside[len(inside.rstrip(" \t\n\r")) :]
         if "\n" in after_bracket:  # nbformat's layout: one line per item, indented as the file is
             return "[" + after_bracket + ("," + after_bracket).join(items) + before_bracket + "]"
         separator = "," if re.search(r'",\S', written) else ", "

@@ -213,9 +213,9 @@ def test_fix_rewrites_only_the_fixed_sources(tmp_path: Path, capsys: pytest.Capt
     ]
 
 
-@pytest.mark.parametrize(("indent", "ensure_ascii"), [(1, False), (2, True), (4, False)])
+@pytest.mark.parametrize(("indent", "ensure_ascii"), [(1, False), (2, True), (4, False), (None, False)])
 def test_fix_keeps_the_writer_s_indent_and_escaping(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], indent: int, ensure_ascii: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], indent: int | None, ensure_ascii: bool
 ) -> None:
     cells = [*leaky_cells(), {"cell_type": "markdown", "metadata": {}, "source": ["Précision — à vérifier"]}]
     data = notebook_json(*cells, metadata={"kernelspec": {"language": "python", "name": "python3"}})
