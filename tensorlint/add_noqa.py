@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tensorlint.files import write_atomically
-from tensorlint.findings import Finding
+from tensorlint.findings import Edit, Finding, Location
 from tensorlint.noqa import NOQA_INLINE, parse_suppressions, statement_ranges
+from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError
 from tensorlint.text import split_lines
 
 
@@ -68,12 +69,38 @@ def add_noqa_to_file(path: Path, findings: Iterable[Finding]) -> int:
     from tensorlint.engine import read_source_and_encoding  # the engine imports the rules, which import noqa
 
     findings = [f for f in findings if f.code is not None]
+    if path.suffix == NOTEBOOK_SUFFIX:
+        return _add_noqa_to_notebook(path, findings)
     source, encoding = read_source_and_encoding(path)
     new, edited = add_noqa_to_source(source, findings)
     if not edited:
         return 0
     _check_result(path, source, new, findings)
     write_atomically(path, new, encoding)
+    return edited
+
+
+def _add_noqa_to_notebook(path: Path, findings: list[Finding]) -> int:
+    """The comments go into the cells: placed on the linted module, then copied row by row."""
+    from tensorlint.engine import read_notebook_file
+
+    try:
+        notebook, encoding = read_notebook_file(path)
+    except NotebookError as error:
+        raise AddNoqaError(f"{path}: {error}; left unchanged") from error
+    module = notebook.module
+    new, edited = add_noqa_to_source(module, findings)
+    if not edited:
+        return 0
+    _check_result(path, module, new, findings)
+    edits = [
+        Edit(after, Location(row, 1), Location(row, len(before) + 1))
+        for row, (before, after) in enumerate(zip(split_lines(module), split_lines(new), strict=True), start=1)
+        if before != after
+    ]
+    if not all(notebook.accepts(edit) for edit in edits):
+        raise AddNoqaError(f"{path}: cannot place a `# noqa` comment on an IPython line; left unchanged")
+    write_atomically(path, notebook.edited(edits).render(), encoding)
     return edited
 
 

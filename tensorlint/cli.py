@@ -16,10 +16,18 @@ from tensorlint import __version__
 from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
 from tensorlint.docs import render_table, rule_record
-from tensorlint.engine import lint_file, lint_source, read_source, read_source_and_encoding
+from tensorlint.engine import (
+    lint_file,
+    lint_notebook,
+    lint_source,
+    read_notebook_file,
+    read_source,
+    read_source_and_encoding,
+)
 from tensorlint.files import Missing, discover, write_atomically
-from tensorlint.findings import Finding
-from tensorlint.fixes import FixResult, applicable, fix_source
+from tensorlint.findings import Finding, Location
+from tensorlint.fixes import FixResult, applicable, fix_notebook, fix_source
+from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook
 from tensorlint.output import (
     FORMATS,
     HUMAN_FORMATS,
@@ -187,7 +195,9 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
         stdin_path = Path(name) if options.stdin_filename else None
         config = configs(stdin_path) if stdin_path else configs.fallback
         codes = selection.codes(config, stdin_path)
-        if options.fix or options.diff:
+        if name.endswith(NOTEBOOK_SUFFIX):
+            _stdin_notebook(run, source, name, codes, options)
+        elif options.fix or options.diff:
             result = fix_source(source, name, codes=codes, unsafe=options.unsafe_fixes)
             _record_fixes(run, result, name, source, options)
             if options.fix and not options.diff:
@@ -207,6 +217,8 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
                     _fix_file(run, item, codes, options)
                 else:
                     run.findings.extend(lint_file(item, codes=codes))
+            except NotPythonNotebook as error:  # not an error: the run goes on, and says why it skipped
+                sys.stderr.write(f"tensorlint: warning: {item}: skipped: {error}\n")
             except Exception as error:
                 sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
                 run.failed = True
@@ -214,7 +226,75 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
     return run
 
 
+def _stdin_notebook(run: _Run, text: str, name: str, codes: frozenset[str], options: argparse.Namespace) -> None:
+    """A notebook read from stdin: as a file, but the fixed JSON goes to stdout."""
+    try:
+        notebook = read_notebook(text)
+    except NotPythonNotebook as error:
+        sys.stderr.write(f"tensorlint: warning: {name}: skipped: {error}\n")
+        if options.fix and not options.diff:
+            sys.stdout.write(text)
+        return
+    except NotebookError as error:
+        run.findings.extend(_unreadable_notebook(name, error))
+        if options.fix and not options.diff:
+            sys.stdout.write(text)
+        return
+    run.sources[name] = notebook.display_source
+    if not (options.fix or options.diff):
+        run.findings.extend(lint_notebook(notebook, name, codes=codes))
+        return
+    result, fixed = fix_notebook(notebook, name, codes=codes, unsafe=options.unsafe_fixes)
+    _record_notebook_fixes(run, result, name, notebook, fixed, options)
+    if options.fix and not options.diff:
+        sys.stdout.write(result.source)
+
+
+def _unreadable_notebook(name: str, error: NotebookError) -> list[Finding]:
+    where = Location(1, 1)
+    return [Finding(None, f"cannot read notebook: {error}", name, where, where)]
+
+
+def _fix_notebook_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:
+    try:
+        notebook, encoding = read_notebook_file(path)
+    except NotPythonNotebook:
+        raise
+    except (OSError, UnicodeDecodeError, NotebookError):
+        run.findings.extend(lint_file(path, codes=codes))  # reports why it cannot be read
+        return
+    result, fixed = fix_notebook(notebook, str(path), codes=codes, unsafe=options.unsafe_fixes)
+    _record_notebook_fixes(run, result, str(path), notebook, fixed, options)
+    if options.fix and not options.diff and result.source != notebook.text:
+        write_atomically(path, result.source, encoding)
+
+
+def _record_notebook_fixes(
+    run: _Run, result: FixResult, name: str, before: Notebook, after: Notebook, options: argparse.Namespace
+) -> None:
+    """As for a file, but the diff is per changed cell (`path:cell N`), as ruff prints it."""
+    if result.refused:
+        sys.stderr.write(f"tensorlint: error: {name}: fixes not applied: {result.refused}\n")
+        run.failed = True
+    run.fixed += len(result.fixed)
+    run.findings.extend(result.remaining)
+    run.sources[name] = after.display_source
+    if options.diff and result.source != before.text:
+        run.diffs += 1
+        old_cells = {cell.number: cell.source for cell in before.cells}
+        for cell in after.cells:
+            if cell.source != old_cells.get(cell.number, cell.source):
+                label = f"{name}:cell {cell.number}"
+                old, new = old_cells[cell.number].splitlines(keepends=True), cell.source.splitlines(keepends=True)
+                for line in difflib.unified_diff(old, new, label, label):
+                    # cells rarely end with a newline: mark it, as git does, so the next line stays apart
+                    sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n")
+
+
 def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:
+    if path.suffix == NOTEBOOK_SUFFIX:
+        _fix_notebook_file(run, path, codes, options)
+        return
     try:
         source, encoding = read_source_and_encoding(path)
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
@@ -260,9 +340,13 @@ def _summary(run: _Run, options: argparse.Namespace) -> str:
 def _report(run: _Run, options: argparse.Namespace, stream: TextIO, *, colour: bool) -> None:
     def source_of(filename: str) -> str | None:
         if filename not in run.sources:
+            path = Path(filename)
             try:
-                run.sources[filename] = read_source(Path(filename))
-            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+                if path.suffix == NOTEBOOK_SUFFIX:  # the cells, row for row as findings count them
+                    run.sources[filename] = read_notebook_file(path)[0].display_source
+                else:
+                    run.sources[filename] = read_source(path)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
                 return None
         return run.sources[filename]
 

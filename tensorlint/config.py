@@ -36,6 +36,7 @@ KNOWN_KEYS = frozenset(
         "extend-exclude",
         "per-file-ignores",
         "respect-gitignore",
+        "notebooks",
         "verify",
     ]
 )  # `verify` is read by tensorlint.verify.cli
@@ -59,6 +60,7 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     respect_gitignore: bool = True
+    notebooks: bool = True  # lint `.ipynb` files found in folders
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to it
     source: Path | None = None  # the pyproject.toml it came from
 
@@ -172,6 +174,9 @@ def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
         raise ConfigError(f"{where}: respect-gitignore must be true or false")
+    notebooks = table.get("notebooks", True)
+    if not isinstance(notebooks, bool):
+        raise ConfigError(f"{where}: notebooks must be true or false")
     select = table.get("select")
     return Config(
         select=default_selection()
@@ -183,6 +188,7 @@ def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
         extend_exclude=_strings(table.get("extend-exclude", []), f"{where} extend-exclude"),
         per_file_ignores=per_file,
         respect_gitignore=respect,
+        notebooks=notebooks,
         root=root or pyproject.parent,
         source=pyproject,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -15,6 +16,7 @@ from tensorlint.analysis import analyze
 from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
+from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
@@ -167,10 +169,35 @@ def read_source_and_encoding(path: Path) -> tuple[str, str]:
     return data.decode(encoding), encoding
 
 
+def read_notebook_file(path: Path) -> tuple[Notebook, str]:
+    """A notebook and the encoding to write it back in; raises OSError, UnicodeDecodeError, NotebookError."""
+    data = path.read_bytes()
+    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"  # JSON is UTF-8; keep a BOM
+    return read_notebook(data.decode(encoding)), encoding
+
+
+def lint_notebook(
+    notebook: Notebook, filename: str, *, codes: Collection[str] | None = None, apply_noqa: bool = True
+) -> list[Finding]:
+    """Lint a notebook's code cells as one module; each finding learns its cell and its line in the file."""
+    return [notebook.locate(f) for f in lint_source(notebook.module, filename, codes=codes, apply_noqa=apply_noqa)]
+
+
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:
-    """Lint one file; a file that cannot be read or decoded is reported, not raised."""
+    """Lint one file; a file that cannot be read or decoded is reported, not raised.
+
+    A `.ipynb` file is linted as a notebook. One in another language raises NotPythonNotebook:
+    it is not an error, and the caller decides whether to say that it was skipped.
+    """
     try:
+        if path.suffix == NOTEBOOK_SUFFIX:
+            notebook, _ = read_notebook_file(path)
+            return lint_notebook(notebook, str(path), codes=codes, apply_noqa=apply_noqa)
         source = read_source(path)
+    except NotPythonNotebook:
+        raise
+    except NotebookError as error:
+        return [_unparsable(str(path), f"cannot read notebook: {error}")]
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         return [_unparsable(str(path), f"cannot read file: {reason}")]

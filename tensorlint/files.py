@@ -12,6 +12,7 @@ from pathlib import Path
 import pathspec
 
 from tensorlint.config import Config
+from tensorlint.notebook import NOTEBOOK_SUFFIX  # linted too, unless the configuration says `notebooks = false`
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -70,7 +71,7 @@ ConfigFor = Callable[[Path], Config]  # the configuration that governs a path
 
 
 def discover(paths: list[Path], config: Config | ConfigFor, *, force_exclude: bool = False) -> Iterator[Path | Missing]:
-    """Python files under `paths`, in a stable order.
+    """Python files (and notebooks) under `paths`, in a stable order.
 
     `config` is one configuration, or a function giving each path its own (the nearest
     pyproject.toml), whose excludes then apply below it. As in ruff, a file named on the
@@ -106,7 +107,7 @@ def _walk(root: Path, config: ConfigFor, gitignores: _GitIgnores, seen: set[Path
         for name in sorted(filenames):
             file = absolute / name
             if (
-                name.endswith(PYTHON_SUFFIXES)
+                (name.endswith(PYTHON_SUFFIXES) or (name.endswith(NOTEBOOK_SUFFIX) and config(file).notebooks))
                 and file not in seen
                 and not _skipped(file, config, gitignores, is_dir=False)
             ):
@@ -118,6 +119,8 @@ def _skipped(path: Path, config_for: ConfigFor, gitignores: _GitIgnores, *, is_d
     config = config_for(path)
     if config.is_excluded(path):
         return True
+    if not is_dir and path.suffix == NOTEBOOK_SUFFIX and not config.notebooks:
+        return True  # with --force-exclude, `notebooks = false` holds for notebooks pre-commit names
     return config.respect_gitignore and gitignores.ignored(path, is_dir)
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import libcst as cst
 
-from tensorlint.engine import lint_source
+from tensorlint.engine import lint_notebook, lint_source
 from tensorlint.findings import Applicability, Edit, Finding
-from tensorlint.text import split_lines
+from tensorlint.notebook import Notebook, read_notebook
+from tensorlint.text import apply_edits
+
+Document = TypeVar("Document", str, Notebook)  # what fixes edit: a module's text, or a notebook's cells
 
 MAX_PASSES = 10
 
@@ -30,15 +34,14 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
 def fix_source(source: str, filename: str, *, codes: Collection[str] | None = None, unsafe: bool = False) -> FixResult:
     """Lint and fix until no applicable fix is left; overlapping fixes wait for a later pass."""
     result = FixResult(source)
-    current = source
-    for _ in range(MAX_PASSES):
-        findings = lint_source(current, filename, codes=codes)
-        chosen = _non_overlapping([f for f in findings if applicable(f, unsafe)])
-        result.remaining = findings
-        if not chosen:
-            break
-        current = apply_edits(current, [edit for f in chosen for edit in f.fix.edits])  # type: ignore[union-attr]
-        result.fixed.extend(chosen)
+    current = _fix_passes(
+        source,
+        result,
+        lambda text: lint_source(text, filename, codes=codes),
+        lambda _text, _edit: True,
+        apply_edits,
+        unsafe,
+    )
     if current == source:
         return result
     try:
@@ -49,6 +52,63 @@ def fix_source(source: str, filename: str, *, codes: Collection[str] | None = No
         )
     result.source = current
     return result
+
+
+def fix_notebook(
+    notebook: Notebook, filename: str, *, codes: Collection[str] | None = None, unsafe: bool = False
+) -> tuple[FixResult, Notebook]:
+    """Fix a notebook's cells; `source` of the result is the new JSON text, with the notebook it holds.
+
+    Only fixes whose edits stay inside one cell and off masked IPython lines apply. The
+    remaining findings are located in the new text, so that their file lines are current.
+    """
+    result = FixResult(notebook.text)
+    current = _fix_passes(
+        notebook,
+        result,
+        lambda cells: lint_source(cells.module, filename, codes=codes),
+        Notebook.accepts,
+        Notebook.edited,
+        unsafe,
+    )
+    if current is notebook:
+        result.remaining = [notebook.locate(f) for f in result.remaining]
+        return result, notebook
+    try:
+        cst.parse_module(current.module)
+    except cst.ParserSyntaxError as error:
+        remaining = lint_notebook(notebook, filename, codes=codes)
+        return FixResult(notebook.text, [], remaining, f"fixed code would not parse: {error.message}"), notebook
+    written = read_notebook(current.render())  # read back: file lines of findings in the new text
+    result.source = written.text
+    result.remaining = [written.locate(f) for f in result.remaining]
+    return result, written
+
+
+def _fix_passes(
+    start: Document,
+    result: FixResult,
+    lint: Callable[[Document], list[Finding]],
+    accepts: Callable[[Document, Edit], bool],
+    apply: Callable[[Document, list[Edit]], Document],
+    unsafe: bool,
+) -> Document:
+    """Lint, apply the fixes that do not overlap, and again, until none applies (at most MAX_PASSES)."""
+    current = start
+    for _ in range(MAX_PASSES):
+        findings = lint(current)
+        result.remaining = findings
+        candidates = [
+            f
+            for f in findings
+            if applicable(f, unsafe) and all(accepts(current, e) for e in f.fix.edits)  # type: ignore[union-attr]
+        ]
+        chosen = _non_overlapping(candidates)
+        if not chosen:
+            break
+        current = apply(current, [edit for f in chosen for edit in f.fix.edits])  # type: ignore[union-attr]
+        result.fixed.extend(chosen)
+    return current
 
 
 def _non_overlapping(findings: Sequence[Finding]) -> list[Finding]:
@@ -66,20 +126,3 @@ def _non_overlapping(findings: Sequence[Finding]) -> list[Finding]:
         chosen.append(finding)
         taken.extend(spans)
     return chosen
-
-
-def apply_edits(source: str, edits: Sequence[Edit]) -> str:
-    """Apply non-overlapping edits; rows and columns are 1-based, columns in characters."""
-    lines = split_lines(source, keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(row: int, column: int) -> int:
-        return starts[row - 1] + column - 1 if row - 1 < len(starts) else len(source)
-
-    for edit in sorted(edits, key=lambda e: e.location, reverse=True):
-        begin = offset(edit.location.row, edit.location.column)
-        end = offset(edit.end_location.row, edit.end_location.column)
-        source = source[:begin] + edit.content + source[end:]
-    return source

@@ -2,7 +2,9 @@
 
 flake8 owns selection and `# noqa` here, so the core runs every rule without its own noqa
 filter; flake8 applies the same noqa syntax to the same lines. Columns are yielded 0-based,
-as flake8 expects, so that flake8's printed column equals the CLI's.
+as flake8 expects, so that flake8's printed column equals the CLI's. flake8 does not read
+notebooks (and, named on its command line, would read their JSON as Python): those are left
+to the CLI and the pre-commit hook.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from tensorlint import __version__
 from tensorlint.engine import lint_source
+from tensorlint.notebook import NOTEBOOK_SUFFIX
 
 
 class Flake8Checker:
@@ -24,6 +27,8 @@ class Flake8Checker:
         self.filename = filename
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        if self.filename.endswith(NOTEBOOK_SUFFIX):
+            return  # flake8 would hand over a notebook's JSON as if it were Python: the CLI lints notebooks
         source = "".join(self.lines)
         for finding in lint_source(source, self.filename, apply_noqa=False):
             if finding.code is None:

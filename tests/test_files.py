@@ -57,12 +57,13 @@ def test_folders_are_searched_recursively(project: Path, capsys: pytest.CaptureF
     assert checked(capsys, ".") == ["pkg/deep/deeper/bottom.py", "pkg/mid.py", "top.py"]
 
 
-def test_only_py_and_pyi_files_are_checked_in_folders(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_only_py_pyi_and_ipynb_files_are_checked_in_folders(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(project, "module.py")
     write(project, "stub.pyi")
-    for name in ("notes.txt", "script", "module.pyc", "module.py.orig", "notebook.ipynb"):
+    write(project, "notebook.ipynb")  # Python text, not notebook JSON: reported as unreadable
+    for name in ("notes.txt", "script", "module.pyc", "module.py.orig", "notebook.ipynb.txt"):
         write(project, name)
-    assert checked(capsys, ".") == ["module.py", "stub.pyi"]
+    assert checked(capsys, ".") == ["module.py", "notebook.ipynb", "stub.pyi"]
 
 
 def test_reported_paths_keep_the_spelling_of_the_named_folder(

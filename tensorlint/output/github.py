@@ -27,14 +27,14 @@ def annotation(finding: Finding, context: OutputContext) -> str:
     properties = {
         "title": title,
         "file": path,
-        "line": finding.location.row,
-        "col": finding.location.column,
-        "endLine": finding.end_location.row,
-        "endColumn": finding.end_location.column,
+        "line": finding.file_location.row,  # in a notebook: the line of the .ipynb file GitHub shows
+        "col": finding.file_location.column,
+        "endLine": finding.file_end_location.row,
+        "endColumn": finding.file_end_location.column,
     }
     joined = ",".join(f"{key}={escape_property(escape(str(value)))}" for key, value in properties.items())
     code = f"{finding.code} " if finding.code else ""
-    location = f"{path}:{finding.location.row}:{finding.location.column}:"
+    location = f"{path}:{finding.position}:"
     message = escape_data(escape(f"{location} {code}{finding.message}"))
     return f"::{severity(finding)} {joined}::{message}"
 

@@ -43,8 +43,8 @@ def write(findings: Sequence[Finding], context: OutputContext) -> str:
                 "location": {
                     "path": path,
                     "positions": {
-                        "begin": {"line": finding.location.row, "column": finding.location.column},
-                        "end": {"line": finding.end_location.row, "column": finding.end_location.column},
+                        "begin": {"line": finding.file_location.row, "column": finding.file_location.column},
+                        "end": {"line": finding.file_end_location.row, "column": finding.file_end_location.column},
                     },
                 },
             }

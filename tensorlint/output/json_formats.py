@@ -9,25 +9,41 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from tensorlint.findings import Edit, Finding, Fix
+from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.output.context import OutputContext, rule_of
 
 
 def record(finding: Finding) -> dict[str, object]:
-    """ruff's fields: code, name, message, filename, location, end_location, fix, url, noqa_row, cell."""
+    """ruff's fields: code, name, message, filename, location, end_location, fix, url, noqa_row, cell.
+
+    In a notebook, as in ruff, `location`, `end_location` and the fix's edits are in the cell
+    named by `cell`, and `noqa_row` is the row in the cells joined. Beyond ruff's fields,
+    `file_location` and `file_end_location` give the place in the file as stored (a notebook's
+    JSON text), for tools that only know files.
+    """
     rule = rule_of(finding)
+    cell = finding.cell
+    start, end = (cell.location, cell.end_location) if cell else (finding.location, finding.end_location)
+    # Edits are moved by the finding's own offset: tensorlint's fixes edit the reported statement.
+    rows_before_cell = finding.location.row - cell.location.row if cell else 0
     return {
         "code": finding.code,
         "name": rule.name if rule else None,
         "message": finding.message,
         "filename": str(Path(finding.filename).absolute()) if finding.filename != "-" else "-",
-        "location": {"row": finding.location.row, "column": finding.location.column},
-        "end_location": {"row": finding.end_location.row, "column": finding.end_location.column},
-        "fix": _fix(finding.fix),
+        "location": _position(start),
+        "end_location": _position(end),
+        "fix": _fix(finding.fix, rows_before_cell),
         "url": rule.url() if rule else None,
         "noqa_row": finding.location.row,
-        "cell": None,
+        "cell": cell.cell if cell else None,
+        "file_location": _position(finding.file_location),
+        "file_end_location": _position(finding.file_end_location),
     }
+
+
+def _position(location: Location, rows_before: int = 0) -> dict[str, int]:
+    return {"row": location.row - rows_before, "column": location.column}
 
 
 def json_array(findings: Sequence[Finding], context: OutputContext) -> str:
@@ -38,15 +54,16 @@ def json_lines(findings: Sequence[Finding], context: OutputContext) -> str:
     return "".join(json.dumps(record(f)) + "\n" for f in findings)
 
 
-def _fix(fix: Fix | None) -> dict[str, object] | None:
+def _fix(fix: Fix | None, rows_before_cell: int) -> dict[str, object] | None:
     if fix is None:
         return None
-    return {"applicability": fix.applicability.value, "message": fix.message, "edits": [_edit(e) for e in fix.edits]}
+    edits = [_edit(e, rows_before_cell) for e in fix.edits]
+    return {"applicability": fix.applicability.value, "message": fix.message, "edits": edits}
 
 
-def _edit(edit: Edit) -> dict[str, object]:
+def _edit(edit: Edit, rows_before_cell: int) -> dict[str, object]:
     return {
         "content": edit.content,
-        "location": {"row": edit.location.row, "column": edit.location.column},
-        "end_location": {"row": edit.end_location.row, "column": edit.end_location.column},
+        "location": _position(edit.location, rows_before_cell),
+        "end_location": _position(edit.end_location, rows_before_cell),
     }

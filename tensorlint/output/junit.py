@@ -32,10 +32,16 @@ def write(findings: Sequence[Finding], context: OutputContext) -> str:
                 name=f"org.tensorlint.{finding.code or 'file-not-checked'}",
                 classname=name,
                 file=name,
-                line=str(finding.location.row),
-                column=str(finding.location.column),
+                line=str(finding.file_location.row),
+                column=str(finding.file_location.column),
             )
             failure = ET.SubElement(case, "failure", message=escape(finding.message))
-            failure.text = f"line {finding.location.row}, col {finding.location.column}, {escape(finding.message)}"
+            failure.text = f"{_where(finding)}, {escape(finding.message)}"
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _where(finding: Finding) -> str:
+    if finding.cell is None:
+        return f"line {finding.location.row}, col {finding.location.column}"
+    return f"cell {finding.cell.cell}, line {finding.cell.location.row}, col {finding.cell.location.column}"

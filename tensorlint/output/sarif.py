@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tensorlint import __version__
-from tensorlint.findings import Finding
+from tensorlint.findings import Finding, Location
 from tensorlint.output.context import OutputContext, escape, severity
 from tensorlint.output.fingerprint import line_hashes
 from tensorlint.rule import Rule
@@ -84,17 +84,23 @@ def _notification(finding: Finding, context: OutputContext) -> dict[str, object]
 
 
 def _location(finding: Finding, context: OutputContext) -> dict[str, object]:
-    return {
+    """The region is in the file as stored (a notebook's JSON text); a notebook's cell goes in properties."""
+    location: dict[str, object] = {
         "physicalLocation": {
             "artifactLocation": _artifact(finding.filename, context),
-            "region": {
-                "startLine": finding.location.row,
-                "startColumn": finding.location.column,
-                "endLine": finding.end_location.row,
-                "endColumn": finding.end_location.column,
-            },
+            "region": _region(finding.file_location, finding.file_end_location),
         }
     }
+    if finding.cell is not None:
+        location["properties"] = {
+            "cell": finding.cell.cell,
+            "cellRegion": _region(finding.cell.location, finding.cell.end_location),
+        }
+    return location
+
+
+def _region(start: Location, end: Location) -> dict[str, int]:
+    return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
 
 
 def _artifact(filename: str, context: OutputContext) -> dict[str, str]:

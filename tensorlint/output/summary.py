@@ -55,6 +55,6 @@ def fix_listing(findings: Sequence[Finding]) -> str:
     lines = [f"{len(with_fix)} fix{'es' if len(with_fix) != 1 else ''} available:"]
     for finding in with_fix:
         assert finding.fix is not None
-        where = f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}"
+        where = f"{escape(finding.filename)}:{finding.position}"
         lines.append(f"  {where}: {finding.code} {escape(finding.fix.message)} ({finding.fix.applicability.value})")
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ def fixable(finding: Finding) -> bool:
 def headline(finding: Finding, colour: bool = False) -> str:
     code = f"{paint(finding.code, 'red', colour)} " if finding.code else ""
     marker = f"{paint('[*]', 'cyan', colour)} " if fixable(finding) else ""
-    where = f"{paint(escape(finding.filename), 'bold', colour)}:{finding.location.row}:{finding.location.column}:"
+    where = f"{paint(escape(finding.filename), 'bold', colour)}:{finding.position}:"
     return f"{where} {code}{marker}{escape(finding.message)}"
 
 
@@ -37,7 +37,7 @@ def full(findings: Sequence[Finding], context: OutputContext) -> str:
         row = finding.location.row
         line = context.line(finding.filename, row)
         if line is not None:
-            gutter = str(row)
+            gutter = str(finding.cell.location.row if finding.cell else row)  # a notebook's rows count per cell
             line = line.expandtabs(1)
             width = (
                 finding.end_location.column - finding.location.column
