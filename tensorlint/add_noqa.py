@@ -17,6 +17,7 @@ from pathlib import Path
 from tensorlint.files import write_atomically
 from tensorlint.findings import Finding
 from tensorlint.noqa import NOQA_INLINE, parse_suppressions, statement_ranges
+from tensorlint.source import read_source_and_encoding
 from tensorlint.text import split_lines
 
 
@@ -65,8 +66,6 @@ def add_noqa_to_source(source: str, findings: Iterable[Finding]) -> tuple[str, i
 
 def add_noqa_to_file(path: Path, findings: Iterable[Finding]) -> int:
     """Rewrite one file in place; raises AddNoqaError, leaving the file untouched, when unsafe."""
-    from tensorlint.engine import read_source_and_encoding  # the engine imports the rules, which import noqa
-
     findings = [f for f in findings if f.code is not None]
     source, encoding = read_source_and_encoding(path)
     new, edited = add_noqa_to_source(source, findings)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import re
-import tokenize
 from collections.abc import Collection
 from pathlib import Path
 
@@ -17,15 +14,10 @@ from tensorlint.noqa import parse_suppressions
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
+from tensorlint.source import might_matter, needs_engine, read_source, read_source_and_encoding
 from tensorlint.text import split_lines
 
-# A file that names neither torch nor Lightning cannot hold what the rules look for.
-_SCREEN = re.compile(r"torch|lightning")
-
-
-def might_matter(source: str) -> bool:
-    """The cheap screen, before any parsing."""
-    return _SCREEN.search(source) is not None
+__all__ = ["lint_file", "lint_source", "might_matter", "read_source", "read_source_and_encoding"]
 
 
 def lint_source(
@@ -37,6 +29,8 @@ def lint_source(
 ) -> list[Finding]:
     """Lint one module's text. `codes` limits the rules run (all when None)."""
     enabled = all_codes() if codes is None else frozenset(codes)
+    if not needs_engine(source, enabled, apply_noqa=apply_noqa):
+        return []
     findings, analysed = _analyse(source, filename, enabled)
     report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
     if not apply_noqa or not (findings or report_unused_noqa):
@@ -142,19 +136,6 @@ def _syntax_error(error: cst.ParserSyntaxError, source: str, filename: str) -> F
 
 def _unparsable(filename: str, message: str) -> Finding:
     return Finding(None, message, filename, Location(1, 1), Location(1, 1))
-
-
-def read_source(path: Path) -> str:
-    """A Python file's text, decoded as Python does: BOM and PEP 263 coding cookies honoured."""
-    return read_source_and_encoding(path)[0]
-
-
-def read_source_and_encoding(path: Path) -> tuple[str, str]:
-    """The text and the encoding to write it back in (`utf-8-sig` keeps a BOM)."""
-    with path.open("rb") as handle:
-        data = handle.read()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

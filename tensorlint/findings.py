@@ -51,3 +51,9 @@ class Finding:
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.filename, self.location.row, self.location.column, self.code or "")
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """Whether `--fix` applies the finding's fix (unsafe ones only with `--unsafe-fixes`)."""
+    fix = finding.fix
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
