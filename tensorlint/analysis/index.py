@@ -427,7 +427,8 @@ def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
                 callee = dotted_name(value.func)
                 head, _, attribute = (callee or "").partition(".")
                 if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
-                    unit.cls.module_attributes.add(attribute)  # self.model(x)
+                    if attribute not in unit.cls.methods:  # self.helper(x) is a method, not a submodule
+                        unit.cls.module_attributes.add(attribute)  # self.model(x)
                 elif callee is not None and callee not in index.classes and callee not in _BUILTINS:
                     unit.module_evidence.add(callee)
             for name in references(value) - reached:
