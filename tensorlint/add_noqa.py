@@ -18,6 +18,7 @@ from tensorlint.files import write_atomically
 from tensorlint.findings import Edit, Finding, Location
 from tensorlint.noqa import NOQA_INLINE, parse_suppressions, statement_ranges
 from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError
+from tensorlint.source import read_source_and_encoding
 from tensorlint.text import split_lines
 
 
@@ -66,8 +67,6 @@ def add_noqa_to_source(source: str, findings: Iterable[Finding]) -> tuple[str, i
 
 def add_noqa_to_file(path: Path, findings: Iterable[Finding]) -> int:
     """Rewrite one file in place; raises AddNoqaError, leaving the file untouched, when unsafe."""
-    from tensorlint.engine import read_source_and_encoding  # the engine imports the rules, which import noqa
-
     findings = [f for f in findings if f.code is not None]
     if path.suffix == NOTEBOOK_SUFFIX:
         return _add_noqa_to_notebook(path, findings)
@@ -82,7 +81,7 @@ def add_noqa_to_file(path: Path, findings: Iterable[Finding]) -> int:
 
 def _add_noqa_to_notebook(path: Path, findings: list[Finding]) -> int:
     """The comments go into the cells: placed on the linted module, then copied row by row."""
-    from tensorlint.engine import read_notebook_file
+    from tensorlint.notebook import read_notebook_file
 
     try:
         notebook, encoding = read_notebook_file(path)

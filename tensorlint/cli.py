@@ -10,24 +10,23 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tensorlint import __version__
 from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
+from tensorlint.cache import ResultCache, default_cache_dir
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
 from tensorlint.docs import render_table, rule_record
-from tensorlint.engine import (
-    lint_file,
-    lint_notebook,
-    lint_source,
-    read_notebook_file,
-    read_source,
-    read_source_and_encoding,
-)
 from tensorlint.files import Missing, discover, write_atomically
-from tensorlint.findings import Finding, Location
-from tensorlint.fixes import FixResult, applicable, fix_notebook, fix_source
-from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook
+from tensorlint.findings import Finding, Location, applicable
+from tensorlint.notebook import (
+    NOTEBOOK_SUFFIX,
+    Notebook,
+    NotebookError,
+    NotPythonNotebook,
+    read_notebook,
+    read_notebook_file,
+)
 from tensorlint.output import (
     FORMATS,
     HUMAN_FORMATS,
@@ -39,7 +38,11 @@ from tensorlint.output import (
     use_colour,
 )
 from tensorlint.rules import all_rules, rule_by_code
-from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
+from tensorlint.runner import Task, check_files, default_jobs
+from tensorlint.source import UNUSED_NOQA_CODE, read_source, read_source_and_encoding
+
+if TYPE_CHECKING:
+    from tensorlint.fixes import FixResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "verify", "rule", "rules", "server")
@@ -76,6 +79,15 @@ def _check_parser() -> argparse.ArgumentParser:
     source.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     configuration.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly")
 
+    speed = parser.add_argument_group("speed")
+    speed.add_argument(
+        "-j", "--jobs", type=_jobs, default=0, metavar="N", help="files checked in parallel (default 0: all cores)"
+    )
+    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    speed.add_argument(
+        "--cache-dir", type=Path, metavar="DIR", help="where the result cache lives (default: .tensorlint_cache)"
+    )
+
     reporting = parser.add_argument_group("reporting")
     reporting.add_argument("--output-format", choices=FORMATS, default="concise")
     reporting.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE")
@@ -95,6 +107,16 @@ def _check_parser() -> argparse.ArgumentParser:
         "--add-noqa", action="store_true", help="add `# noqa: CODE` comments to silence every current finding"
     )
     return parser
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = -1
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of jobs (0: all cores), got {value!r}")
+    return jobs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,36 +220,49 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
         if name.endswith(NOTEBOOK_SUFFIX):
             _stdin_notebook(run, source, name, codes, options)
         elif options.fix or options.diff:
+            from tensorlint.fixes import fix_source  # here, as the engine: only when there is source to fix
+
             result = fix_source(source, name, codes=codes, unsafe=options.unsafe_fixes)
             _record_fixes(run, result, name, source, options)
             if options.fix and not options.diff:
                 sys.stdout.write(result.source)  # as ruff: the fixed text replaces the input
         else:
+            from tensorlint.engine import lint_source  # here: a cached run of files never imports LibCST
+
             run.findings.extend(lint_source(source, name, codes=codes))
     files = [path for path in paths if str(path) != "-"]
-    if files:
-        for item in discover(files, configs, force_exclude=options.force_exclude):
-            if isinstance(item, Missing):
-                sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
-                run.failed = True
-                continue
+    tasks = []
+    for item in discover(files, configs, force_exclude=options.force_exclude) if files else ():
+        if isinstance(item, Missing):
+            sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
+            run.failed = True
+        else:
+            tasks.append(Task(item, selection.codes(configs(item), item)))
+    if options.fix or options.diff:  # fixes rewrite files in passes: one file at a time, never cached
+        for task in tasks:
             try:
-                codes = selection.codes(configs(item), item)
-                if options.fix or options.diff:
-                    _fix_file(run, item, codes, options)
-                else:
-                    run.findings.extend(lint_file(item, codes=codes))
+                _fix_file(run, task.path, task.codes, options)
             except NotPythonNotebook as error:  # not an error: the run goes on, and says why it skipped
-                sys.stderr.write(f"tensorlint: warning: {item}: skipped: {error}\n")
+                sys.stderr.write(f"tensorlint: warning: {task.path}: skipped: {error}\n")
             except Exception as error:
-                sys.stderr.write(f"tensorlint: internal error while checking {item}: {type(error).__name__}: {error}\n")
-                run.failed = True
+                _internal_error(run, task.path, f"{type(error).__name__}: {error}")
+    else:
+        cache = None if options.no_cache else ResultCache(options.cache_dir or default_cache_dir(configs.fallback.root))
+        for checked in check_files(tasks, jobs=options.jobs or default_jobs(), cache=cache):
+            if checked.error is not None:
+                _internal_error(run, checked.path, checked.error)
+            if checked.skipped is not None:  # not an error: the run goes on, and says why it skipped
+                sys.stderr.write(f"tensorlint: warning: {checked.path}: skipped: {checked.skipped}\n")
+            run.findings.extend(checked.findings)
     run.findings.sort(key=lambda f: f.sort_key)
     return run
 
 
 def _stdin_notebook(run: _Run, text: str, name: str, codes: frozenset[str], options: argparse.Namespace) -> None:
     """A notebook read from stdin: as a file, but the fixed JSON goes to stdout."""
+    from tensorlint.engine import lint_notebook  # here: a cached run of files never imports LibCST
+    from tensorlint.fixes import fix_notebook
+
     try:
         notebook = read_notebook(text)
     except NotPythonNotebook as error:
@@ -256,6 +291,9 @@ def _unreadable_notebook(name: str, error: NotebookError) -> list[Finding]:
 
 
 def _fix_notebook_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:
+    from tensorlint.engine import lint_file
+    from tensorlint.fixes import fix_notebook
+
     try:
         notebook, encoding = read_notebook_file(path)
     except NotPythonNotebook:
@@ -291,6 +329,11 @@ def _record_notebook_fixes(
                     sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n")
 
 
+def _internal_error(run: _Run, path: Path, reason: str) -> None:
+    sys.stderr.write(f"tensorlint: internal error while checking {path}: {reason}\n")
+    run.failed = True
+
+
 def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Namespace) -> None:
     if path.suffix == NOTEBOOK_SUFFIX:
         _fix_notebook_file(run, path, codes, options)
@@ -298,8 +341,12 @@ def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Na
     try:
         source, encoding = read_source_and_encoding(path)
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        from tensorlint.engine import lint_file
+
         run.findings.extend(lint_file(path, codes=codes))  # reports why it cannot be read
         return
+    from tensorlint.fixes import fix_source
+
     result = fix_source(source, str(path), codes=codes, unsafe=options.unsafe_fixes)
     _record_fixes(run, result, str(path), source, options)
     if options.fix and not options.diff and result.source != source:
@@ -366,7 +413,7 @@ def _add_noqa(run: _Run) -> int:
     by_file: dict[str, list[Finding]] = {}
     for finding in run.findings:
         if (
-            finding.code is not None and finding.code != UnusedNoqa.code
+            finding.code is not None and finding.code != UNUSED_NOQA_CODE
         ):  # as ruff: never silence the unused-noqa report
             by_file.setdefault(finding.filename, []).append(finding)
     added = 0

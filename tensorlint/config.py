@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
-from tensorlint.rules import all_codes, all_rules
+from tensorlint.rules import all_codes, default_codes
 
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
@@ -44,7 +44,7 @@ KNOWN_KEYS = frozenset(
 
 def default_selection() -> tuple[str, ...]:
     """The codes enabled when nothing is selected: every rule but the opt-in ones (like TL900)."""
-    return tuple(rule.code for rule in all_rules() if rule.default_enabled)
+    return default_codes()
 
 
 class ConfigError(Exception):

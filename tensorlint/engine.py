@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
-import io
-import re
-import tokenize
 from collections.abc import Collection
 from pathlib import Path
 
@@ -16,21 +12,16 @@ from tensorlint.analysis import analyze
 from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
-from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook
+from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook_file
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
+from tensorlint.source import might_matter, needs_engine, read_source, read_source_and_encoding
 from tensorlint.text import split_lines
 
 _PROJECT = Project()  # the modules that imports resolve to, analysed once per process
 
-# A file that names neither torch nor Lightning cannot hold what the rules look for.
-_SCREEN = re.compile(r"torch|lightning")
-
-
-def might_matter(source: str) -> bool:
-    """The cheap screen, before any parsing."""
-    return _SCREEN.search(source) is not None
+__all__ = ["lint_file", "lint_notebook", "lint_source", "might_matter", "read_source", "read_source_and_encoding"]
 
 
 def lint_source(
@@ -47,6 +38,8 @@ def lint_source(
     once per process (or per `project`, which an editor makes fresh for each edit).
     """
     enabled = all_codes() if codes is None else frozenset(codes)
+    if not needs_engine(source, enabled, apply_noqa=apply_noqa):
+        return []
     findings, analysed = _analyse(source, filename, enabled, project)
     report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
     if not apply_noqa or not (findings or report_unused_noqa):
@@ -156,31 +149,18 @@ def _unparsable(filename: str, message: str) -> Finding:
     return Finding(None, message, filename, Location(1, 1), Location(1, 1))
 
 
-def read_source(path: Path) -> str:
-    """A Python file's text, decoded as Python does: BOM and PEP 263 coding cookies honoured."""
-    return read_source_and_encoding(path)[0]
-
-
-def read_source_and_encoding(path: Path) -> tuple[str, str]:
-    """The text and the encoding to write it back in (`utf-8-sig` keeps a BOM)."""
-    with path.open("rb") as handle:
-        data = handle.read()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding), encoding
-
-
-def read_notebook_file(path: Path) -> tuple[Notebook, str]:
-    """A notebook and the encoding to write it back in; raises OSError, UnicodeDecodeError, NotebookError."""
-    data = path.read_bytes()
-    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"  # JSON is UTF-8; keep a BOM
-    return read_notebook(data.decode(encoding)), encoding
-
-
 def lint_notebook(
     notebook: Notebook, filename: str, *, codes: Collection[str] | None = None, apply_noqa: bool = True
 ) -> list[Finding]:
     """Lint a notebook's code cells as one module; each finding learns its cell and its line in the file."""
     return [notebook.locate(f) for f in lint_source(notebook.module, filename, codes=codes, apply_noqa=apply_noqa)]
+
+
+def lint_file_and_dependencies(path: Path, *, codes: Collection[str] | None = None) -> tuple[list[Finding], list[Path]]:
+    """A file's findings, and the other files of the project that its imports resolved to."""
+    _PROJECT.loaded.clear()
+    findings = lint_file(path, codes=codes)
+    return findings, sorted(_PROJECT.loaded - {path.resolve()})
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

@@ -83,3 +83,9 @@ class Finding:
     @property
     def file_end_location(self) -> Location:
         return self.cell.file_end_location if self.cell else self.end_location
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """Whether `--fix` applies the finding's fix (unsafe ones only with `--unsafe-fixes`)."""
+    fix = finding.fix
+    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)

@@ -9,7 +9,7 @@ from typing import TypeVar
 import libcst as cst
 
 from tensorlint.engine import lint_notebook, lint_source
-from tensorlint.findings import Applicability, Edit, Finding
+from tensorlint.findings import Edit, Finding, applicable
 from tensorlint.notebook import Notebook, read_notebook
 from tensorlint.text import apply_edits
 
@@ -24,11 +24,6 @@ class FixResult:
     fixed: list[Finding] = field(default_factory=list)  # findings whose fix was applied
     remaining: list[Finding] = field(default_factory=list)  # findings after the last pass
     refused: str | None = None  # why fixes were not kept, when they were not
-
-
-def applicable(finding: Finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    return fix is not None and (fix.applicability is Applicability.SAFE or unsafe)
 
 
 def fix_source(source: str, filename: str, *, codes: Collection[str] | None = None, unsafe: bool = False) -> FixResult:

@@ -10,12 +10,14 @@ formatting stay byte-identical.
 from __future__ import annotations
 
 import bisect
+import codecs
 import dataclasses
 import functools
 import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tensorlint.findings import CellLocation, Edit, Finding, Location
 from tensorlint.text import apply_edits, split_lines
@@ -427,3 +429,10 @@ def _in_cell(location: Location, cell: CodeCell) -> Location:
 
 def _shifted(location: Location, rows: int) -> Location:
     return Location(location.row - rows, location.column)
+
+
+def read_notebook_file(path: Path) -> tuple[Notebook, str]:
+    """A notebook and the encoding to write it back in; raises OSError, UnicodeDecodeError, NotebookError."""
+    data = path.read_bytes()
+    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"  # JSON is UTF-8; keep a BOM
+    return read_notebook(data.decode(encoding)), encoding

@@ -5,12 +5,14 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import libcst as cst
-
-from tensorlint.analysis import Facts
 from tensorlint.findings import Applicability
+
+if TYPE_CHECKING:  # the rule table is read without LibCST: only checking needs it
+    import libcst as cst
+
+    from tensorlint.analysis import Facts
 
 DOCS_URL = "https://github.com/tensorlint/tensorlint/blob/main/docs/rules/{code}.md"
 

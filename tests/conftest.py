@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -23,3 +24,9 @@ def expected_markers(path: Path) -> set[tuple[int, str]]:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _result_cache_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The CLI caches results in the project root; tests keep it in a temporary folder (subprocesses inherit it)."""
+    os.environ["TENSORLINT_CACHE_DIR"] = str(tmp_path_factory.mktemp("tensorlint_cache"))

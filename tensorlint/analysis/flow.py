@@ -677,23 +677,25 @@ class _Walker:
 
     def _key_varies(self, target: cst.Subscript) -> bool:
         """Whether `d[key] = v` writes a new key on each call or iteration."""
-        params = {p.name.value for p in _params(self.unit)} - {self.unit.self_name or ""}
-        if Role.MODULE_HOOK in self.unit.roles or Role.TENSOR_HOOK in self.unit.roles:
-            params = set()  # hook arguments are the module and its tensors: fixed per registration
-        loop_targets = {name for loop in self.loops for name in loop.assigned}
         for element in target.slice:
             index = element.slice
             if not isinstance(index, cst.Index):
                 return False  # a slice writes into existing storage
-            names = names_in(index.value)
-            if names & (params | loop_targets):
+            if self._varies(index.value):
                 return True
-            local = {n for n in names if n in self.unit.bindings}
-            for name in local:
-                for value in self.unit.bindings[name]:
-                    if names_in(value) & (params | loop_targets):
-                        return True
         return False
+
+    def _varies(self, key: cst.BaseExpression) -> bool:
+        """Whether a key expression changes from call to call or iteration to iteration."""
+        params = {p.name.value for p in _params(self.unit)} - {self.unit.self_name or ""}
+        if Role.MODULE_HOOK in self.unit.roles or Role.TENSOR_HOOK in self.unit.roles:
+            params = set()  # hook arguments are the module and its tensors: fixed per registration
+        loop_targets = {name for loop in self.loops for name in loop.assigned}
+        names = names_in(key)
+        if names & (params | loop_targets):
+            return True
+        local = {n for n in names if n in self.unit.bindings}
+        return any(names_in(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name])
 
     # -- expressions with effects --------------------------------------------------------------
 
@@ -726,6 +728,8 @@ class _Walker:
             return
         container = recv
         grows = name != "update"
+        if name == "setdefault" and call.args:  # d.setdefault(k, v) stores v once per key, like d[k] = v
+            grows = self._varies(call.args[0].value)
         inner = receiver(recv) if isinstance(recv, cst.Call) and callee_name(recv) == "setdefault" else None
         if inner is not None:
             container = inner  # d.setdefault(k, []).append(v) grows d

@@ -487,7 +487,8 @@ def _note_producer(value: cst.BaseExpression, unit: Unit, index: ModuleIndex) ->
     callee = dotted_name(value.func)
     head, _, attribute = (callee or "").partition(".")
     if unit.cls is not None and head == unit.self_name and attribute and "." not in attribute:
-        unit.cls.module_attributes.add(attribute)  # self.model(x)
+        if attribute not in unit.cls.methods:  # self.helper(x) is a method, not a submodule
+            unit.cls.module_attributes.add(attribute)  # self.model(x)
     elif (
         callee is not None
         and "." not in callee

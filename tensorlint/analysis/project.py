@@ -63,7 +63,7 @@ def _analyse(path: Path, project: Project) -> Facts | None:
     try:
         if path.stat().st_size > _MAX_BYTES:
             return None
-        from tensorlint.engine import read_source
+        from tensorlint.source import read_source
 
         module = cst.parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):

@@ -1,0 +1,137 @@
+"""Checking many files: the cache first, then the screen, then LibCST in worker processes.
+
+Each file is read once here, in the parent: a cache hit or a file the screen rules out needs
+nothing more, and never imports LibCST. The rest are checked by `lint_file` in a process pool
+(`jobs` workers), or in this process when one job is asked for or the work is too small to
+share. Results come back in the order the files were given, whichever worker finished first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+
+from tensorlint.cache import ResultCache, content_key
+from tensorlint.findings import Finding
+from tensorlint.source import decode_source, needs_engine
+
+_FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
+_MIN_FILES_FOR_POOL = 4  # below this, starting workers costs more than it saves
+
+
+@dataclass(frozen=True)
+class Task:
+    path: Path
+    codes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One file's findings, or the internal error that stopped its check."""
+
+    path: Path
+    findings: tuple[Finding, ...] = ()
+    error: str | None = None
+    skipped: str | None = None  # a notebook in another language: not checked, and not an error
+    dependencies: tuple[Path, ...] = ()  # the project modules its imports resolved to
+
+
+def default_jobs() -> int:
+    """All the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def check_files(tasks: Iterable[Task], *, jobs: int, cache: ResultCache | None = None) -> Iterator[Checked]:
+    """Every task's result, in the order given; the cache (if any) is updated and saved."""
+    done: dict[int, Checked] = {}
+    pending: list[tuple[int, Task, str | None]] = []  # (position, task, content key when read)
+    count = 0
+    for position, task in enumerate(tasks):
+        count += 1
+        try:
+            data = task.path.read_bytes()
+        except OSError:
+            pending.append((position, task, None))  # the engine reports why it cannot be read
+            continue
+        key = content_key(data, task.codes)
+        cached = cache.get(task.path, key, str(task.path)) if cache is not None else None
+        if cached is not None:
+            done[position] = Checked(task.path, tuple(cached))
+        elif task.path.suffix != ".ipynb" and _screened_out(data, task.codes):  # a notebook's JSON is checked first
+            done[position] = Checked(task.path)
+            if cache is not None:
+                cache.put(task.path, key, [])
+        else:
+            pending.append((position, task, key))
+    work = [task for _, task, _ in pending]
+    for (position, task, read_key), checked in zip(pending, _check_all(work, jobs), strict=True):
+        done[position] = checked
+        if cache is not None and read_key is not None and checked.error is None and checked.skipped is None:
+            cache.put(task.path, read_key, list(checked.findings), checked.dependencies)
+    if cache is not None:
+        cache.save()
+    for position in range(count):
+        yield done[position]
+
+
+def _screened_out(data: bytes, codes: frozenset[str]) -> bool:
+    """The engine's own screen, applied before LibCST is imported; undecodable files go to the engine."""
+    try:
+        source, _ = decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return False
+    return not needs_engine(source, codes)
+
+
+def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
+    if jobs <= 1 or len(tasks) < _MIN_FILES_FOR_POOL:
+        return [check_one(task) for task in tasks]
+    import tensorlint.engine  # noqa: F401  # imported once here, so that forked workers start with it
+
+    chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
+    results: list[list[Checked] | None] = [None] * len(chunks)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+        futures: list[Future[list[Checked]]] = [pool.submit(_check_chunk, chunk) for chunk in chunks]
+        for index, future in enumerate(futures):
+            # A worker that died (a crash, not an exception) leaves its chunk to be retried below.
+            with contextlib.suppress(BrokenProcessPool):
+                results[index] = future.result()
+    for index, chunk in enumerate(chunks):
+        if results[index] is None:
+            results[index] = [_check_isolated(task) for task in chunk]
+    return [checked for chunk_results in results if chunk_results is not None for checked in chunk_results]
+
+
+def _check_chunk(chunk: list[Task]) -> list[Checked]:
+    return [check_one(task) for task in chunk]
+
+
+def check_one(task: Task) -> Checked:
+    """One file through the engine; an exception in it is that file's error, not the run's."""
+    from tensorlint.engine import lint_file_and_dependencies
+    from tensorlint.notebook import NotPythonNotebook
+
+    try:
+        findings, dependencies = lint_file_and_dependencies(task.path, codes=task.codes)
+        return Checked(task.path, tuple(findings), dependencies=tuple(dependencies))
+    except NotPythonNotebook as error:
+        return Checked(task.path, skipped=str(error))
+    except Exception as error:
+        return Checked(task.path, error=f"{type(error).__name__}: {error}")
+
+
+def _check_isolated(task: Task) -> Checked:
+    """After a worker died: each file of its chunk alone in a fresh worker, to find the one that kills it."""
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(check_one, task).result()
+        except BrokenProcessPool:
+            return Checked(task.path, error="the worker process checking this file died")

@@ -1,0 +1,183 @@
+"""Many files at once: workers give what one process gives, and the cache gives what the engine gives."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tensorlint
+import tensorlint.engine
+from conftest import FIXTURES, ROOT
+from tensorlint import runner
+from tensorlint.cache import ResultCache
+from tensorlint.engine import lint_file
+from tensorlint.findings import Finding
+from tensorlint.rules import default_codes
+from tensorlint.runner import Task, check_files
+
+CODES = frozenset(default_codes())
+FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
+forked_workers = pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork", reason="patches the engine in the parent for forked workers"
+)
+
+
+def _cli_json(*args: str, cwd: Path = ROOT) -> list[dict[str, object]]:
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorlint", "--output-format", "json", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    records: list[dict[str, object]] = json.loads(result.stdout)
+    return records
+
+
+def _with_fixes(findings: list[Finding]) -> list[tuple[Finding, object]]:
+    return [(finding, finding.fix) for finding in findings]  # a Finding's equality leaves its fix out
+
+
+def test_parallel_findings_equal_serial_findings_in_the_same_order() -> None:
+    serial = _cli_json("-j", "1", "--no-cache", "fixtures", "examples")
+    parallel = _cli_json("-j", "2", "--no-cache", "fixtures", "examples")
+    assert serial and parallel == serial
+
+
+def test_check_files_keeps_the_order_given() -> None:
+    tasks = [Task(path, CODES) for path in reversed(FIXTURE_FILES)]
+    assert [checked.path for checked in check_files(tasks, jobs=2)] == [task.path for task in tasks]
+
+
+def test_cached_findings_equal_fresh_ones_fixes_included(tmp_path: Path) -> None:
+    tasks = [Task(path, CODES) for path in FIXTURE_FILES]
+    fresh = [_with_fixes(lint_file(path, codes=CODES)) for path in FIXTURE_FILES]
+    list(check_files(tasks, jobs=1, cache=ResultCache(tmp_path)))
+    cached = [_with_fixes(list(c.findings)) for c in check_files(tasks, jobs=1, cache=ResultCache(tmp_path))]
+    assert cached == fresh
+    assert any(fix is not None for findings in fresh for _, fix in findings)
+
+
+def _engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    calls: list[Path] = []
+    real = runner.check_one
+
+    def counting(task: Task) -> runner.Checked:
+        calls.append(task.path)
+        return real(task)
+
+    monkeypatch.setattr(runner, "check_one", counting)
+    return calls
+
+
+LEAKY = """\
+import torch
+
+
+def validate(model, loader, criterion):
+    model.eval()
+    val_loss = 0
+    for images, target in loader:
+        loss = criterion(model(images), target)
+        val_loss += loss
+    return val_loss
+"""
+
+
+def test_a_hit_skips_the_engine_and_a_change_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "train.py"
+    source.write_text(LEAKY, encoding="utf-8")
+    calls = _engine_calls(monkeypatch)
+    cache_dir = tmp_path / "cache"
+
+    def run(codes: frozenset[str] = CODES) -> list[Finding]:
+        [checked] = check_files([Task(source, codes)], jobs=1, cache=ResultCache(cache_dir))
+        return list(checked.findings)
+
+    first = run()
+    assert [f.code for f in first] == ["TL004"] and calls == [source]
+    assert run() == first and calls == [source]  # unchanged: from the cache
+    source.write_text(LEAKY.replace("val_loss = 0", "val_loss = 0.0"), encoding="utf-8")
+    assert run() == first and len(calls) == 2  # content changed: checked again
+    assert run(frozenset({"TL001"})) == [] and len(calls) == 3  # other codes selected: checked again
+    monkeypatch.setattr(tensorlint, "__version__", "99.0")
+    assert run() == first and len(calls) == 4  # another build of tensorlint: checked again
+
+
+def test_files_the_screen_rules_out_never_reach_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = tmp_path / "plain.py"
+    plain.write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    calls = _engine_calls(monkeypatch)
+    assert [c.findings for c in check_files([Task(plain, CODES)], jobs=1)] == [()]
+    assert calls == []
+
+
+def test_a_fully_cached_run_never_imports_libcst(tmp_path: Path) -> None:
+    env = {**os.environ, "TENSORLINT_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q", "fixtures", "examples"]
+    subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=True)
+    probe = (
+        "import sys; from tensorlint.cli import main; main(['--exit-zero', '-q', 'fixtures', 'examples']); "
+        "sys.stderr.write(str(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert result.stderr.endswith("[]"), result.stderr[-500:]
+    assert "TL004" in result.stdout  # the findings came from the cache
+
+
+def _leaky_files(tmp_path: Path, count: int) -> list[Path]:
+    paths = []
+    for index in range(count):
+        path = tmp_path / f"train_{index}.py"
+        path.write_text(LEAKY, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+@forked_workers
+def test_an_exception_in_a_worker_is_that_files_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _leaky_files(tmp_path, 12)
+    real = tensorlint.engine.lint_file
+
+    def failing(path: Path, **options: object) -> list[Finding]:
+        if path == paths[5]:
+            raise RuntimeError("rule bug")
+        return real(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tensorlint.engine, "lint_file", failing)
+    results = list(check_files([Task(p, CODES) for p in paths], jobs=2))
+    assert [c.error for c in results] == [None] * 5 + ["RuntimeError: rule bug"] + [None] * 6
+    assert all(c.findings for i, c in enumerate(results) if i != 5)
+
+
+@forked_workers
+def test_a_worker_that_dies_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _leaky_files(tmp_path, 10)
+    real = tensorlint.engine.lint_file
+
+    def dying(path: Path, **options: object) -> list[Finding]:
+        if path == paths[3]:
+            os._exit(1)  # a crash in native code looks like this to the pool
+        return real(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tensorlint.engine, "lint_file", dying)
+    results = list(check_files([Task(p, CODES) for p in paths], jobs=2))
+    assert [c.error is not None for c in results] == [i == 3 for i in range(10)]
+    assert all(c.findings for i, c in enumerate(results) if i != 3)
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_jobs_must_be_a_count(value: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorlint", "-j", value, "fixtures"], cwd=ROOT, capture_output=True, check=False
+    )
+    assert result.returncode == 2
