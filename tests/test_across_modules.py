@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tensorlint.engine import lint_file
@@ -80,3 +81,25 @@ def test_absolute_import_from_the_project_root(tmp_path: Path) -> None:
 
 def test_an_import_that_resolves_to_nothing_is_silence(tmp_path: Path) -> None:
     assert _found(_project(tmp_path, "somewhere_else", "unused.py")) == []
+
+
+def test_the_cache_forgets_a_file_when_a_module_it_imports_changes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    command = [sys.executable, "-m", "tensorlint", "-q", "--exit-zero", "--cache-dir", str(tmp_path / "cache"), "pkg"]
+
+    def rows() -> list[str]:
+        out = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        return [line.split(": ")[0] for line in out.splitlines()]
+
+    assert rows() == ["pkg/train.py:14:9", "pkg/train.py:16:9"]
+    assert rows() == ["pkg/train.py:14:9", "pkg/train.py:16:9"]  # from the cache
+    [store] = (tmp_path / "cache").glob("results-*.json")
+    entry = json.loads(store.read_text(encoding="utf-8"))[str(train.absolute())]
+    assert [Path(dependency).name for dependency, _ in entry[2]] == ["utils.py"]  # what invalidates it
+    helpers = tmp_path / "pkg" / "utils.py"
+    helpers.write_text(helpers.read_text(encoding="utf-8").replace("self.sum += val * n", "self.sum += float(val) * n"))
+    assert rows() == ["pkg/train.py:16:9"]
+    assert train.exists()
