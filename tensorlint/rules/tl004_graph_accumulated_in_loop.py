@@ -25,7 +25,12 @@ class GraphAccumulatedInLoop(Rule):
     Checks for values that carry autograd history (a loss or a model output computed with
     grad enabled) accumulated across the iterations of a loop into something that outlives
     the iteration: `total += loss`, `total = total + loss`, `losses.append(loss)`,
-    `stats[k] += loss`, `outputs[i] = out`.
+    `stats[k] += loss`, `outputs[i] = out`, values wrapped in dicts, tuples and dataclass records
+    (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
+    `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n`, or
+    `record(history, loss)` where `record` appends its argument. Helpers are followed into the
+    functions and classes of the same file and of the project's modules that its imports resolve
+    to; the finding names the method that keeps the value.
 
     ## Why is this bad?
     Each such value keeps its autograd graph alive, so the accumulator keeps every
@@ -39,7 +44,8 @@ class GraphAccumulatedInLoop(Rule):
 
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
     decorator), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
-    backpropagated in the same function (gradient accumulation), per-layer outputs collected in
+    backpropagated in the same function (gradient accumulation), helpers that convert what they
+    are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
     `forward` or in a loop over modules, and values carried from one iteration to the next
     (`h = cell(x, h)`) in a loop without `backward()`.
 
@@ -139,8 +145,9 @@ class GraphAccumulatedInLoop(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         events: list[Accumulation | Store] = [*facts.accumulations, *(s for s in facts.stores if s.grows)]
+        reported: set[int] = set()  # a helper that keeps two of a call's arguments: one finding
         for event in events:
-            if not event.loops or not event.value.graph:
+            if not event.loops or not event.value.graph or id(event.node) in reported:
                 continue
             if any(role in event.unit.roles for role in _FORWARD_CODE):
                 continue  # forward builds the graph its caller asked for
@@ -161,6 +168,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in event.unit.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation
+            reported.add(id(event.node))
             yield Report(event.node, _message(root, loop, event), _fix(facts, event, root))
 
 
