@@ -17,8 +17,9 @@ class TensorKeptInForward(Rule):
     ## What it does
     Checks for tensors stored, in `forward` or in a forward/backward hook, into a container
     that outlives the call and grows with every call: `self.cache.append(h)`,
-    `self.outputs += [h]`, `self.stats[step] = h`, `store.setdefault(k, []).append(h)`, or a
-    module-level or enclosing-function list or dict that a hook appends to.
+    `self.outputs += [h]`, `self.stats[step] = h`, `store.setdefault(k, []).append(h)`, a
+    module-level or enclosing-function list or dict that a hook appends to, or a list on another
+    object that a hook appends to (`module.outputs.append(output)` after `layer.outputs = []`).
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the

@@ -21,16 +21,20 @@ class ClosureCapturesTensor(Rule):
     Checks for lambdas and nested functions that reference a tensor of the enclosing function
     (or bind one as a default argument) and outlive the call: stored in an attribute, a
     container or a global, returned or yielded, or registered as a hook or callback on
-    something that lives on (a module, `self`, a parameter).
+    something that lives on (a module, `self`, a parameter). Also a hook registered on a tensor
+    (`y.register_hook`, `y.grad_fn.register_hook`) whose closure captures what holds that tensor
+    (`self`, when `self.out = y`; a list that `y` is appended to): a reference cycle.
 
     ## Why is this bad?
     A closure keeps every variable it references alive, and with a tensor its storage and, if
     the tensor carries autograd history, the whole graph behind it. Kept in a list of callbacks
     it keeps them for as long as the list lives. Measured on an NVIDIA H200: a factory that
     returns a lambda over a fresh 1024x1024 float32 tensor, kept in a list, holds 4 MiB per
-    call; capturing the Python float the lambda needs holds nothing. A closure that also
-    captures `self` forms a reference cycle, which only the cyclic garbage collector frees
-    (PyTorch blog, *Understanding GPU Memory 2*).
+    call; capturing the Python float the lambda needs holds nothing. A hook whose closure
+    captures the object that holds the hooked tensor forms a reference cycle (object -> tensor ->
+    graph -> hook -> closure -> object) that only the cyclic garbage collector frees, so the
+    tensor and its graph outlive every step until a collection runs (PyTorch blog, *Understanding
+    GPU Memory 2*).
 
     Not reported: a lambda called at once, passed as `key=` or to `sorted`/`map`/`filter`, an
     optimizer `step(closure)`, `torch.utils.checkpoint`, a hook registered on a local

@@ -21,9 +21,11 @@ class CudaInWorker(Rule):
     Checks for code that allocates on, or initialises, CUDA inside code that a DataLoader with
     workers runs in its worker processes: the functions passed as `collate_fn=` or
     `worker_init_fn=`, and `__getitem__`, `__getitems__` and `__iter__` of a dataset that such a
-    loader is built over in the same file. CUDA work is `.cuda()`, `.to("cuda")`, `.to(device)`
-    or `device=device` where `device` names CUDA, and `torch.cuda.*` calls other than seeding
-    and queries.
+    loader is built over in the same file, and what that code calls there: helper methods
+    (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
+    dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
+    `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA, and
+    `torch.cuda.*` calls other than seeding and queries.
 
     ## Why is this bad?
     With `num_workers > 0` this code runs in separate processes. Under the `fork` start method
