@@ -366,7 +366,12 @@ class _Walker:
             return None
         facts, target = callee
         summary = facts.summary(target)
-        result = summary.returns_given_graph if any(a.graph for a in args) else summary.returns_plain
+        if any(a.graph for a in args):
+            result = summary.returns_given_graph
+        elif any(a.tensor for a in args):  # tensors without a graph: what the helper makes of them
+            result = replace(summary.returns_given_graph, graph=False, sources=frozenset())
+        else:
+            result = summary.returns_plain
         return result if self.grad_enabled else result.without_graph()
 
     def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
