@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from tensorlint.fixes import FixResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "verify", "rule", "rules", "server")
 
 
 class _Parser(argparse.ArgumentParser):

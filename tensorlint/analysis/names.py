@@ -68,10 +68,6 @@ class Imports:
             return None
         return f"{target}.{rest}" if rest else target
 
-    @property
-    def uses_torch(self) -> bool:
-        return any(q == "torch" or q.startswith("torch.") for q in self.aliases.values())
-
 
 def _as_name(asname: cst.AsName) -> str | None:
     return asname.name.value if isinstance(asname.name, cst.Name) else None
@@ -172,8 +168,3 @@ def string_value(expr: cst.BaseExpression) -> str | None:
         if isinstance(head, cst.FormattedStringText):
             return head.value
     return None
-
-
-def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    """Structural equality, ignoring whitespace and comments."""
-    return a.deep_equals(b)
