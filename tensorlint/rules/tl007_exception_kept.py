@@ -212,9 +212,9 @@ def _kept_exception(value: cst.BaseExpression, names: set[str]) -> cst.BaseExpre
             if found is not None:
                 return found
     if isinstance(value, cst.Dict):
-        for element in value.elements:
-            if isinstance(element, cst.DictElement):
-                found = _kept_exception(element.value, names)
+        for item in value.elements:
+            if isinstance(item, cst.DictElement):
+                found = _kept_exception(item.value, names)
                 if found is not None:
                     return found
     return None
