@@ -78,10 +78,10 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
         name = callee_name(call)
         if name == "next" and isinstance(call.func, cst.Name):
             return True
-        if name == "step" and not call.args and isinstance(call.func, cst.Attribute):
+        if name == "step" and isinstance(call.func, cst.Attribute):
             owner = (dotted_name(call.func.value) or "").lower()
-            if "optim" in owner or owner.rsplit(".", 1)[-1] == "opt" or "scaler" in owner:
-                return True
+            if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
+                return True  # optimizer.step(), scaler.step(optimizer)
     return False
 
 
