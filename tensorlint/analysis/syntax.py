@@ -1,0 +1,167 @@
+"""Syntactic facts that rules read straight from a unit's statements, without the flow pass.
+
+The flow pass follows values; some rules only need where a statement sits (inside which loops,
+which `except` handlers) and what a loop's body calls. These helpers walk one unit's own code
+(never the bodies of nested functions, lambdas or classes) and answer that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tensorlint.analysis.index import ModuleIndex, Unit, all_params
+from tensorlint.analysis.names import Imports, callee_name, dotted_name, references
+from tensorlint.analysis.walk import children, walk
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a node sits in its unit: the loops whose body holds it and the handlers around it."""
+
+    loops: tuple[cst.For | cst.While, ...] = ()
+    handlers: tuple[cst.ExceptHandler | cst.ExceptStarHandler, ...] = ()
+
+
+def placed(unit: Unit) -> Iterator[tuple[cst.CSTNode, Place]]:
+    """Every node of the unit's own code with its place; nested scopes are yielded, not entered."""
+    node = unit.node
+    start = node.body if isinstance(node, (cst.FunctionDef, cst.Lambda)) else node
+    stack: list[tuple[cst.CSTNode, Place]] = [(child, Place()) for child in reversed(list(children(start)))]
+    while stack:
+        current, place = stack.pop()
+        yield current, place
+        if isinstance(current, _SCOPES):
+            continue
+        below: list[tuple[cst.CSTNode, Place]] = []
+        for child in children(current):
+            inner = place
+            if isinstance(current, (cst.For, cst.While)) and child is current.body:
+                inner = Place((*place.loops, current), place.handlers)
+            elif isinstance(current, (cst.ExceptHandler, cst.ExceptStarHandler)) and child is current.body:
+                inner = Place(place.loops, (*place.handlers, current))
+            below.append((child, inner))
+        stack.extend(reversed(below))
+
+
+def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below `node`, not entering nested functions, lambdas or classes."""
+    return walk(node, into_functions=False)
+
+
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    return [inner for inner in own_nodes(node) if isinstance(inner, cst.Call)]
+
+
+def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
+    """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
+    if not isinstance(loop, cst.For):
+        return False
+    for name in references(loop.iter):
+        if "loader" in name.rsplit(".", 1)[-1].lower():
+            return True
+        if "." not in name and any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
+            return True
+    return False
+
+
+def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
+    """A loop whose every iteration is one step of training or evaluation over data: it iterates
+    a DataLoader, fetches with `next()`, or steps an optimizer in its body."""
+    if iterates_loader(loop, unit, imports):
+        return True
+    for call in calls_in(loop.body):
+        name = callee_name(call)
+        if name == "next" and isinstance(call.func, cst.Name):
+            return True
+        if name == "step" and isinstance(call.func, cst.Attribute):
+            owner = (dotted_name(call.func.value) or "").lower()
+            if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
+                return True  # optimizer.step(), scaler.step(optimizer)
+    return False
+
+
+def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    return (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader")
+
+
+# What a container's assignments must be for it to be one: displays, comprehensions, constructors.
+_CONTAINER_CALLS = frozenset(["list", "dict", "set", "OrderedDict", "defaultdict", "deque"])
+
+
+def container_binding(value: cst.BaseExpression) -> str | None:
+    """The kind of container an assigned value makes ("list", "dict", "set", "tuple"), else None."""
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return "list"
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(value, (cst.Set, cst.SetComp)):
+        return "set"
+    if isinstance(value, cst.Tuple):
+        return "tuple"
+    if isinstance(value, cst.Call) and callee_name(value) in _CONTAINER_CALLS:
+        name = callee_name(value)
+        return "dict" if name in ("dict", "OrderedDict", "defaultdict") else "list" if name != "set" else "set"
+    return None
+
+
+_CONTAINER_ANNOTATIONS = frozenset(
+    ["list", "List", "dict", "Dict", "Sequence", "MutableSequence", "Mapping", "tuple", "Tuple"]
+)
+
+
+def container_kind(index: ModuleIndex, unit: Unit, expr: cst.BaseExpression) -> str | None:
+    """What container a name or `self.x` is, when every assignment the file shows says so.
+
+    `None` (unknown) when any assignment is something else (a call's result may be a generator),
+    or when nothing is assigned. Assignments of `None` are ignored: `self.x = None` until set.
+    """
+    values: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if unit.cls is None or expr.value.value != unit.self_name:
+            return None
+        values = [v for v, _ in unit.cls.attribute_values.get(expr.attr.value, [])]
+    elif isinstance(expr, cst.Name):
+        param = _param(unit, expr.value)
+        if param is not None:
+            return _annotated_container(param)
+        values = unit.lookup_bindings(expr.value)
+        if not values and expr.value in index.module_unit.bindings:
+            values = index.module_unit.bindings[expr.value]
+    else:
+        return None
+    kinds = {container_binding(v) for v in values if not (isinstance(v, cst.Name) and v.value == "None")}
+    if len(kinds) != 1 or None in kinds:
+        return None
+    return kinds.pop()
+
+
+def _param(unit: Unit, name: str) -> cst.Param | None:
+    current: Unit | None = unit
+    while current is not None:
+        if name in current.bindings:
+            return None
+        node = current.node
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            for param in all_params(node.params):
+                if param.name.value == name:
+                    return param
+        current = current.parent
+    return None
+
+
+def _annotated_container(param: cst.Param) -> str | None:
+    if param.annotation is None:
+        return None
+    annotation = param.annotation.annotation
+    head = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    name = (dotted_name(head) or "").rsplit(".", 1)[-1]
+    if name not in _CONTAINER_ANNOTATIONS:
+        return None
+    return "dict" if name in ("dict", "Dict", "Mapping") else "tuple" if name in ("tuple", "Tuple") else "list"

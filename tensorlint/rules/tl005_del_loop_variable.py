@@ -1,0 +1,242 @@
+"""TL005: `del` of a loop variable, over a container that still holds every item."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import Unit
+from tensorlint.analysis.names import callee_name, dotted_name
+from tensorlint.analysis.syntax import container_kind, own_nodes, placed
+from tensorlint.findings import Applicability
+from tensorlint.rule import NodeFix, Report, Rule
+
+
+class DelLoopVariable(Rule):
+    """
+    ## What it does
+    Checks for `del x` inside `for x in container:` where the container outlives the loop: an
+    attribute (`self._tensors`), or a list, dict, set or tuple the file builds, iterated
+    directly or through `.values()`, `.items()`, `enumerate()`, `reversed()` or `zip()`.
+
+    ## Why is this bad?
+    `del` removes a name, not an object. The loop variable is one more reference to an item
+    that the container still holds, so deleting it frees nothing: the tensors stay allocated
+    until they leave the container. Measured on an NVIDIA H200: a tensor pool whose
+    `release()` did `for t in self._tensors: del t` kept every registered tensor, 1 MiB per
+    iteration for 256x1024 float32 tensors. PyTorch's FAQ: "Don't hold onto tensors and
+    variables you don't need" - and the reference to drop here is the container's.
+
+    Not reported: loops over a DataLoader, a generator or any call whose result the file
+    does not show to be a container (the loop variable may then be the last reference, and
+    `del` frees it, as in `for batch in loader: ...; del batch`); a loop variable rebound in
+    the body before the `del` (`t = t.cuda()` makes a new tensor that `del` does free); keys
+    of a dict.
+
+    ## Example
+    ```python
+    class TensorPool:
+        def __init__(self):
+            self._tensors = []
+
+        def release(self):
+            for t in self._tensors:
+                del t  # frees nothing: self._tensors still holds t
+    ```
+
+    Use instead:
+    ```python
+    class TensorPool:
+        def __init__(self):
+            self._tensors = []
+
+        def release(self):
+            self._tensors.clear()
+    ```
+
+    ## Fix safety
+    When the loop body does nothing but delete its variables and the container is a list, dict
+    or set, the fix replaces the loop with `container.clear()`. It is unsafe: it empties the
+    container, which is what freeing the tensors takes, but code that reads the container
+    afterwards sees it empty.
+
+    ## References
+    - [PyTorch FAQ: Don't hold onto tensors and variables you don't need](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [Python reference: the `del` statement](https://docs.python.org/3/reference/simple_stmts.html#the-del-statement)
+    """
+
+    code = "TL005"
+    fix_availability = "Sometimes"
+    name = "del-loop-variable"
+    summary = "`del` of a loop variable frees nothing: the container still holds the item"
+    invalid = (
+        """
+        import torch
+
+        class TensorManager:
+            def __init__(self):
+                self._tensors = []
+
+            def register(self, tensor: torch.Tensor):
+                self._tensors.append(tensor)
+
+            def release_all(self):
+                for t in self._tensors:
+                    del t
+        """,
+        """
+        import torch
+
+        def free_cache(cache: dict[str, torch.Tensor]):
+            for name, tensor in cache.items():
+                print(name, tensor.shape)
+                del tensor
+        """,
+    )
+    valid = (
+        """
+        import torch
+
+        def train(model, loader, optimizer):
+            for batch in loader:
+                loss = model(batch).sum()
+                loss.backward()
+                optimizer.step()
+                del batch, loss
+        """,
+        """
+        import torch
+
+        class TensorManager:
+            def __init__(self):
+                self._tensors = []
+
+            def release_all(self):
+                self._tensors.clear()
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for unit in facts.index.units:
+            for node, _ in placed(unit):
+                if isinstance(node, cst.For):
+                    yield from self._loop(facts, unit, node)
+
+    def _loop(self, facts: Facts, unit: Unit, loop: cst.For) -> Iterator[Report]:
+        held = _held_targets(facts, unit, loop.iter, loop.target)
+        if not held:
+            return
+        container, names = held
+        rebound = _assigned_in(loop.body)
+        for node in own_nodes(loop.body):
+            if not isinstance(node, cst.Del):
+                continue
+            deleted = [n for n in _del_names(node) if n in names and n not in rebound]
+            if not deleted:
+                continue
+            shown = ", ".join(f"`{n}`" for n in deleted)
+            described = dotted_name(container) or "the container"
+            yield Report(
+                node,
+                f"`del {deleted[0]}` unbinds only the loop variable: `{described}` still holds every item, so "
+                f"{shown} {'stays' if len(deleted) == 1 else 'stay'} allocated; empty the container (`{described}.clear()`) or drop "
+                "the items from it",
+                _fix(facts, unit, loop, container, names),
+            )
+
+
+def _held_targets(
+    facts: Facts, unit: Unit, iterable: cst.BaseExpression, target: cst.BaseExpression
+) -> tuple[cst.BaseExpression, set[str]] | None:
+    """The container behind the iterable and the loop-variable names bound to its items."""
+    if isinstance(iterable, cst.Call):
+        name = callee_name(iterable)
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if name in ("values", "items") and not args and isinstance(iterable.func, cst.Attribute):
+            container = iterable.func.value
+            if container_kind(facts.index, unit, container) != "dict":
+                return None
+            if name == "values":
+                return container, _names(target)
+            return (container, _names(target.elements[1].value)) if _pair(target) else None  # type: ignore[attr-defined]
+        if name == "enumerate" and isinstance(iterable.func, cst.Name) and args and _pair(target):
+            return _held_targets(facts, unit, args[0], target.elements[1].value)  # type: ignore[attr-defined]
+        if name == "reversed" and isinstance(iterable.func, cst.Name) and args:
+            return _held_targets(facts, unit, args[0], target)
+        if name == "zip" and isinstance(iterable.func, cst.Name) and args:
+            if not isinstance(target, cst.Tuple) or len(target.elements) != len(args):
+                return None
+            found: set[str] = set()
+            first: cst.BaseExpression | None = None
+            for arg, element in zip(args, target.elements, strict=True):
+                inner_held = _held_targets(facts, unit, arg, element.value)
+                if inner_held is not None:
+                    first = first or inner_held[0]
+                    found |= inner_held[1]
+            return (first, found) if first is not None and found else None
+        return None
+    kind = container_kind(facts.index, unit, iterable)
+    if kind is None or kind == "dict":
+        return None  # iterating a dict gives its keys
+    return iterable, _names(target)
+
+
+def _pair(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Tuple) and len(target.elements) == 2
+
+
+def _names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_names(e.value) for e in target.elements))
+    return set()
+
+
+def _del_names(node: cst.Del) -> list[str]:
+    target = node.target
+    elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    return [e.value for e in elements if isinstance(e, cst.Name)]
+
+
+def _assigned_in(body: cst.BaseSuite) -> set[str]:
+    """Names the loop body rebinds: after `t = t.cuda()`, `del t` frees the new tensor."""
+    names: set[str] = set()
+    for node in own_nodes(body):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        for target in targets:
+            names |= _names(target)
+    return names
+
+
+def _fix(facts: Facts, unit: Unit, loop: cst.For, container: cst.BaseExpression, names: set[str]) -> NodeFix | None:
+    """`for t in xs: del t` -> `xs.clear()`, when deleting is all the loop does."""
+    if loop.orelse is not None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    for statement in loop.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        for small in statement.body:
+            if not (isinstance(small, cst.Del) and set(_del_names(small)) <= names):
+                return None
+    if container_kind(facts.index, unit, container) not in ("list", "dict", "set"):
+        return None
+    if isinstance(container, cst.Name) and not unit.lookup_bindings(container.value):
+        return None  # a parameter: emptying the caller's container is not this function's call
+    clear = cst.SimpleStatementLine(
+        [cst.Expr(cst.Call(func=cst.Attribute(value=container, attr=cst.Name("clear"))))],
+        leading_lines=loop.leading_lines,
+    )
+    return NodeFix(
+        f"Empty the container: `{dotted_name(container) or 'container'}.clear()`",
+        Applicability.UNSAFE,
+        ((loop, clear),),
+    )

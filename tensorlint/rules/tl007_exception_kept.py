@@ -1,0 +1,251 @@
+"""TL007: a caught exception kept in a container, with the traceback and the frames it holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import Unit, all_params
+from tensorlint.analysis.names import callee_name, dotted_name
+from tensorlint.analysis.syntax import Place, placed
+from tensorlint.findings import Applicability
+from tensorlint.rule import NodeFix, Report, Rule
+
+# Methods that put their argument into the receiver, and the index of that argument. `put` (a
+# queue handing the exception to another thread, which re-raises it) is left out on purpose.
+_STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1}
+
+
+class ExceptionKept(Rule):
+    """
+    ## What it does
+    Checks for a caught exception (`except ... as e`) stored into a container: `errors.append(e)`,
+    `failures[key] = e`, `self.errors.append((batch_idx, e))`, `errors.append(sys.exc_info())`,
+    `tracebacks.append(e.__traceback__)`. Reported when the container outlives the handler: an
+    attribute, a global, a parameter or a closure variable, or a local container filled in a loop.
+
+    ## Why is this bad?
+    An exception holds its traceback, and the traceback holds every frame between the `try` and
+    the `raise`, with all their local variables: the tensors of the computation that failed, and
+    their autograd graphs. Kept in a list, each exception keeps its frames' tensors for as long as
+    the list lives. Measured on an NVIDIA H200: a function that allocates a 1024x1024 float32
+    tensor and raises, with the handler doing `errs.append(e)`, keeps 4 MiB per call. PyTorch's
+    FAQ describes the same reference chain ("the python exception object holds a reference to the
+    stack frame where the error was raised").
+
+    Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`),
+    an exception kept in an attribute to re-raise it later in another thread (one at a time, not a
+    growing collection), `queue.put(e)`, and local containers outside loops.
+
+    ## Example
+    ```python
+    failures = []
+
+    def run_all(model, batches):
+        for batch in batches:
+            try:
+                model(batch)
+            except RuntimeError as e:
+                failures.append(e)
+    ```
+
+    Use instead:
+    ```python
+    failures = []
+
+    def run_all(model, batches):
+        for batch in batches:
+            try:
+                model(batch)
+            except RuntimeError as e:
+                failures.append(repr(e))  # or e.with_traceback(None)
+    ```
+
+    ## Fix safety
+    Where the exception itself is stored (alone or in a tuple), the fix stores
+    `e.with_traceback(None)`: the same exception object, without the traceback that holds the
+    frames. It is unsafe: code that later prints or re-raises the kept exception loses the
+    traceback, and an exception chained to it (`__context__`, `__cause__`) still holds its own.
+
+    ## References
+    - [PyTorch FAQ: My out of memory exception handler can't allocate memory](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [Python reference: `except` clause (why `as e` is deleted at the end of the handler)](https://docs.python.org/3/reference/compound_stmts.html#except-clause)
+    """
+
+    code = "TL007"
+    fix_availability = "Sometimes"
+    name = "exception-kept"
+    summary = "Caught exception kept in a container: its traceback keeps the frames' tensors"
+    invalid = (
+        """
+        import torch
+
+        errors = []
+
+        def step(model, batch):
+            try:
+                return model(batch)
+            except RuntimeError as e:
+                errors.append(e)
+        """,
+        """
+        import sys
+        import torch
+
+        class Evaluator:
+            def __init__(self):
+                self.failures = {}
+
+            def run(self, model, batches):
+                for i, batch in enumerate(batches):
+                    try:
+                        model(batch)
+                    except Exception:
+                        self.failures[i] = sys.exc_info()
+        """,
+    )
+    valid = (
+        """
+        import torch
+
+        errors = []
+
+        def step(model, batch):
+            try:
+                return model(batch)
+            except RuntimeError as e:
+                errors.append(repr(e))
+        """,
+        """
+        import threading
+        import torch
+
+        class Prefetcher(threading.Thread):
+            def __init__(self, loader):
+                super().__init__()
+                self.loader = loader
+                self.error = None
+
+            def run(self):
+                try:
+                    for batch in self.loader:
+                        batch.cuda(non_blocking=True)
+                except Exception as e:
+                    self.error = e
+
+            def join(self, timeout=None):
+                super().join(timeout)
+                if self.error is not None:
+                    raise self.error
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for unit in facts.index.units:
+            for node, place in placed(unit):
+                if not place.handlers:
+                    continue
+                names = _exception_names(place)
+                stored = _stored(node)
+                if stored is None:
+                    continue
+                container, value = stored
+                kept = _kept_exception(value, names)
+                if kept is None or not _outlives(facts, unit, container, place):
+                    continue
+                described = dotted_name(container) or "a container"
+                advice = (
+                    f"keep `repr({kept.value})` or `{kept.value}.with_traceback(None)` instead"
+                    if isinstance(kept, cst.Name)
+                    else "keep the formatted text (`traceback.format_exc()`) instead"
+                )
+                yield Report(
+                    node,
+                    f"{_what(kept)} kept in `{described}`: the traceback keeps every frame between the "
+                    "`try` and the `raise` alive, with their tensors and graphs, for as long as "
+                    f"`{described}` lives; {advice}",
+                    _fix(kept, names),
+                )
+
+
+def _exception_names(place: Place) -> set[str]:
+    names = set()
+    for handler in place.handlers:
+        if handler.name is not None and isinstance(handler.name.name, cst.Name):
+            names.add(handler.name.name.value)
+    return names
+
+
+def _stored(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(container, value) for `c.append(v)`, `c[k] = v`, `c += [v]`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        position = _STORE_METHODS.get(callee_name(node) or "")
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if position is not None and len(positional) > position:
+            return node.func.value, positional[position]
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                return target.target.value, node.value
+    if (
+        isinstance(node, cst.AugAssign)
+        and isinstance(node.operator, cst.AddAssign)
+        and isinstance(node.value, (cst.List, cst.Tuple))
+    ):
+        return node.target, node.value
+    return None
+
+
+def _kept_exception(value: cst.BaseExpression, names: set[str]) -> cst.BaseExpression | None:
+    """The part of a stored value that holds a traceback: `e`, `(i, e)`, `e.__traceback__`, `sys.exc_info()`."""
+    if isinstance(value, cst.Name) and value.value in names:
+        return value
+    if isinstance(value, cst.Attribute) and value.attr.value == "__traceback__":
+        return value
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("sys.exc_info", "exc_info"):
+        return value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        for element in value.elements:
+            found = _kept_exception(element.value, names)
+            if found is not None:
+                return found
+    if isinstance(value, cst.Dict):
+        for item in value.elements:
+            if isinstance(item, cst.DictElement):
+                found = _kept_exception(item.value, names)
+                if found is not None:
+                    return found
+    return None
+
+
+def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place) -> bool:
+    lifetime, _ = facts.container_kind(unit, container)
+    if lifetime in ("attribute", "global", "closure"):
+        return True
+    if isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit)):
+        return True  # the caller's container
+    return bool(place.loops) and isinstance(container, cst.Name)
+
+
+def _params(unit: Unit) -> list[cst.Param]:
+    node = unit.node
+    return all_params(node.params) if isinstance(node, (cst.FunctionDef, cst.Lambda)) else []
+
+
+def _what(kept: cst.BaseExpression) -> str:
+    if isinstance(kept, cst.Name):
+        return f"exception `{kept.value}`"
+    if isinstance(kept, cst.Call):
+        return "`sys.exc_info()` (with its traceback)"
+    return "a traceback"
+
+
+def _fix(kept: cst.BaseExpression, names: set[str]) -> NodeFix | None:
+    if not (isinstance(kept, cst.Name) and kept.value in names):
+        return None
+    without = cst.Call(
+        func=cst.Attribute(value=kept, attr=cst.Name("with_traceback")), args=[cst.Arg(cst.Name("None"))]
+    )
+    return NodeFix("Keep the exception without its traceback", Applicability.UNSAFE, ((kept, without),))

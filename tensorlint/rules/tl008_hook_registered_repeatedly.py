@@ -1,0 +1,186 @@
+"""TL008: a hook registered on every forward call or training step, its handle discarded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import MODULE_HOOK_REGISTRATIONS, Role, Unit
+from tensorlint.analysis.names import callee_name, dotted_name, receiver
+from tensorlint.analysis.syntax import Place, is_training_iteration, own_nodes, placed
+from tensorlint.rule import Report, Rule
+
+# Methods a training framework calls once per batch (Lightning and friends).
+_STEP_METHODS = frozenset(["training_step", "validation_step", "test_step", "predict_step", "train_step"])
+
+
+class HookRegisteredRepeatedly(Rule):
+    """
+    ## What it does
+    Checks for `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`
+    and the other module-hook registrations called as a bare statement (the returned handle is
+    discarded) in code that runs again and again: `forward`, a per-batch `training_step`, or the
+    body of a training or evaluation loop (a loop over a DataLoader, or one that steps an
+    optimizer).
+
+    ## Why is this bad?
+    Each call adds one more hook; none is ever removed, because the `RemovableHandle` that
+    could remove it was thrown away. After N steps the module runs N hooks on every pass, and
+    each hook keeps alive whatever it captures and whatever it stores: a hook that appends
+    activations keeps N copies of them per pass. Memory and time grow with the number of steps.
+    The hook APIs return a handle for exactly this reason (`handle.remove()`), and the PyTorch
+    blog *Understanding GPU Memory 2* traces such growth to hooks and closures that keep tensors.
+
+    Not reported: registrations in `__init__`, in setup functions or in loops over modules
+    (`for m in model.modules(): m.register_forward_hook(...)`), registrations whose handle is kept
+    (`self.handles.append(...)`, `h = ...`), functions that call `.remove()` or clear the module's
+    hook dicts, and hooks on a module created in the same iteration.
+
+    ## Example
+    ```python
+    for images, _ in loader:
+        model.layer4.register_forward_hook(save_features)
+        model(images)
+    ```
+
+    Use instead:
+    ```python
+    handle = model.layer4.register_forward_hook(save_features)
+    for images, _ in loader:
+        model(images)
+    handle.remove()
+    ```
+
+    ## Fix safety
+    This rule reports without a fix: where the hook should be registered, and when removed, is a
+    decision about the program's structure.
+
+    ## References
+    - [torch.nn.Module.register_forward_hook (returns a `RemovableHandle`)](https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_forward_hook)
+    - [PyTorch blog: Understanding GPU Memory 2: Finding and Removing Reference Cycles](https://pytorch.org/blog/understanding-gpu-memory-2/)
+    """
+
+    code = "TL008"
+    name = "hook-registered-repeatedly"
+    summary = "Hook registered on every forward call or loop iteration, its handle discarded"
+    invalid = (
+        """
+        import torch
+        from torch import nn
+
+        class Probe(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 8)
+                self.seen = []
+
+            def forward(self, x):
+                self.body.register_forward_hook(lambda m, i, o: self.seen.append(o.shape))
+                return self.body(x)
+        """,
+        """
+        import torch
+
+        def train(model, loader, optimizer, log):
+            for x, y in loader:
+                model.fc.register_forward_hook(lambda m, i, o: log(o.norm().item()))
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+    )
+    valid = (
+        """
+        import torch
+
+        def train(model, loader, optimizer, log):
+            handle = model.fc.register_forward_hook(lambda m, i, o: log(o.norm().item()))
+            for x, y in loader:
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            handle.remove()
+        """,
+        """
+        import torch
+        from torch import nn
+
+        def attach_probes(model: nn.Module, store: dict):
+            for name, module in model.named_modules():
+                if isinstance(module, nn.Conv2d):
+                    module.register_forward_hook(lambda m, i, o, name=name: store.__setitem__(name, o.shape))
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for unit in facts.index.units:
+            if _clears_hooks(unit):
+                continue
+            for node, place in placed(unit):
+                if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)):
+                    continue
+                call = node.value
+                registration = callee_name(call)
+                if registration not in MODULE_HOOK_REGISTRATIONS:
+                    continue
+                where = _repeated(facts, unit, place, call)
+                if where is None:
+                    continue
+                yield Report(
+                    call,
+                    f"`{registration}` {where} adds one more hook each time and discards its handle: "
+                    "the hooks pile up, every one runs on each pass and keeps what it captures and "
+                    "stores; register once (in `__init__` or before the loop), or keep the handle and "
+                    "`.remove()` it",
+                )
+
+
+def _repeated(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> str | None:
+    """Where the registration runs repeatedly, in words; None when it runs once (as far as we see)."""
+    target = receiver(call)
+    for loop in reversed(place.loops):
+        if is_training_iteration(loop, unit, facts.imports):
+            if target is not None and _made_in(target, loop.body):
+                return None  # a module built in this iteration takes its hooks with it
+            return "in this loop over batches"
+    method = unit.method_unit()
+    if method is None:
+        return None
+    if Role.FORWARD in method.roles or method.name in _STEP_METHODS:
+        if target is not None and _made_in(target, method.node):
+            return None
+        return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
+    return None
+
+
+def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """Whether the receiver's root name is bound by a call inside `scope` (a fresh object)."""
+    root = target
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    for node in own_nodes(scope):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in node.targets)
+        ):
+            return True
+    return False
+
+
+def _clears_hooks(unit: Unit) -> bool:
+    """`handle.remove()` or `module._forward_hooks.clear()` in the function: hooks are managed."""
+    if unit.removes_hooks:
+        return True
+    for node in own_nodes(unit.node):
+        if isinstance(node, cst.Call) and callee_name(node) == "clear":
+            owner = receiver(node)
+            if owner is not None and "hooks" in (dotted_name(owner) or ""):
+                return True
+    return False

@@ -1,0 +1,184 @@
+"""TL009: `functools.lru_cache`/`cache` on an nn.Module method or on a function of tensors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import Facts
+from tensorlint.analysis.index import Unit, all_params
+from tensorlint.analysis.names import Imports, argument, dotted_name
+from tensorlint.analysis.walk import walk
+from tensorlint.rule import Report, Rule
+
+_CACHES = frozenset(["functools.lru_cache", "functools.cache", "lru_cache"])
+
+
+class CacheKeepsModule(Rule):
+    """
+    ## What it does
+    Checks for `functools.lru_cache` and `functools.cache` on methods of `nn.Module` classes
+    (including Lightning modules and Hugging Face models) and on functions that take a tensor
+    argument (annotated `torch.Tensor`).
+
+    ## Why is this bad?
+    The cache is a dictionary that lives as long as the function, which for a method is as long
+    as the class: its keys hold every argument of every cached call, `self` included, and its
+    values hold every result. A cached method of a model keeps each model instance it was ever
+    called on alive, with its parameters, gradients and optimizer-visible buffers, after the rest
+    of the program has dropped it (a model rebuilt per trial or per test never goes away). A
+    tensor argument is hashed by identity, so every new tensor is a cache miss that is kept, with
+    its graph: up to `maxsize` (128 by default, unbounded for `cache`). flake8-bugbear's B019 and
+    pylint's W1518 report the same for methods in general ("can lead to memory leaks", "will keep
+    all method args alive indefinitely, including 'self'").
+
+    Not reported: static methods and class methods, methods of classes that are not modules,
+    module-level functions of Python values (`@lru_cache def causal_mask(n: int)` is bounded by
+    the distinct sizes it sees), and `functools.cached_property`, which stores on the instance.
+
+    ## Example
+    ```python
+    class Detector(nn.Module):
+        @lru_cache(maxsize=32)
+        def anchors(self, height: int, width: int) -> torch.Tensor:
+            return make_grid(height, width)
+    ```
+
+    Use instead:
+    ```python
+    @lru_cache(maxsize=32)
+    def make_anchors(height: int, width: int) -> torch.Tensor:
+        return make_grid(height, width)
+
+    class Detector(nn.Module):
+        def anchors(self, height: int, width: int) -> torch.Tensor:
+            return make_anchors(height, width)
+    ```
+
+    ## Fix safety
+    This rule reports without a fix: moving the cache off the instance (a module-level function,
+    or a dictionary attribute of the instance) is a refactoring.
+
+    ## References
+    - [flake8-bugbear B019](https://github.com/PyCQA/flake8-bugbear#list-of-warnings) and [ruff `cached-instance-method` (B019)](https://docs.astral.sh/ruff/rules/cached-instance-method/)
+    - [pylint `method-cache-max-size-none` (W1518)](https://pylint.readthedocs.io/en/stable/user_guide/messages/warning/method-cache-max-size-none.html)
+    - [functools.lru_cache](https://docs.python.org/3/library/functools.html#functools.lru_cache)
+    """
+
+    code = "TL009"
+    name = "cache-keeps-module"
+    summary = "`lru_cache`/`cache` on an nn.Module method or a function of tensors keeps them alive"
+    invalid = (
+        """
+        import functools
+        import torch
+        from torch import nn
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Conv2d(256, 4, 1)
+
+            @functools.lru_cache(maxsize=32)
+            def anchors(self, height: int, width: int) -> torch.Tensor:
+                ys, xs = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
+                return torch.stack([xs, ys], -1)
+        """,
+        """
+        from functools import cache
+        import torch
+
+        @cache
+        def normalised(x: torch.Tensor) -> torch.Tensor:
+            return x / x.norm()
+        """,
+    )
+    valid = (
+        """
+        from functools import lru_cache
+        import torch
+
+        @lru_cache(maxsize=8)
+        def causal_mask(n: int) -> torch.Tensor:
+            return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        """,
+        """
+        from functools import lru_cache
+        import torch
+        from torch import nn
+
+        class Rotary(nn.Module):
+            @staticmethod
+            @lru_cache(maxsize=4)
+            def frequencies(dim: int, base: float = 10000.0) -> torch.Tensor:
+                return 1.0 / base ** (torch.arange(0, dim, 2).float() / dim)
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for unit in facts.index.units:
+            node = unit.node
+            if not isinstance(node, cst.FunctionDef):
+                continue
+            decorator = _cache_decorator(facts.imports, node)
+            if decorator is None:
+                continue
+            names = {_decorator_name(d.decorator) for d in node.decorators}
+            if unit.is_method and unit.cls is not None and unit.cls.is_module:
+                if names & {"staticmethod", "classmethod"}:
+                    continue
+                yield Report(
+                    decorator,
+                    f"cache on `{unit.cls.name}.{node.name.value}`, a method of a module: the cache keeps "
+                    "`self` (the whole model, with its parameters and buffers) and every argument and "
+                    "result alive for as long as the class exists; cache a module-level function of the "
+                    "Python values instead, or store results on the instance",
+                )
+                continue
+            tensors = _tensor_params(unit, node)
+            if tensors:
+                shown = ", ".join(f"`{name}`" for name in tensors)
+                yield Report(
+                    decorator,
+                    f"cache on `{node.name.value}`, which takes tensor {shown}: tensors are cache keys by "
+                    "identity, so every new tensor is a miss that the cache keeps, with its graph and "
+                    "its result; cache on Python values (shapes, sizes) instead",
+                )
+
+
+def _decorator_name(expr: cst.BaseExpression) -> str | None:
+    return dotted_name(expr.func if isinstance(expr, cst.Call) else expr)
+
+
+def _cache_decorator(imports: Imports, node: cst.FunctionDef) -> cst.Decorator | None:
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = imports.qualify(func) or dotted_name(func)
+        if qualified not in _CACHES:
+            continue
+        if isinstance(expr, cst.Call):
+            size = argument(expr, "maxsize", 0)
+            if isinstance(size, cst.Integer) and size.evaluated_value == 0:
+                continue  # maxsize=0 caches nothing
+        return decorator
+    return None
+
+
+def _tensor_params(unit: Unit, node: cst.FunctionDef) -> list[str]:
+    found = []
+    params = all_params(node.params)
+    if unit.is_method and params:
+        params = params[1:]
+    for param in params:
+        if param.annotation is None:
+            continue
+        words = {
+            n.value
+            for n in [param.annotation.annotation, *walk(param.annotation.annotation)]
+            if isinstance(n, cst.Name)
+        }
+        if any(word.endswith("Tensor") for word in words):
+            found.append(param.name.value)
+    return found
