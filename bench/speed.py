@@ -1,0 +1,174 @@
+"""Time tensorlint against ruff, flake8 and TorchFix on the real-world corpus, in one run.
+
+    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--dest DIR]
+
+Every tool checks the same folder (`DIR/corpus`, fetched by bench/corpus.py) with its default
+rules and its default parallelism (all cores). ruff and flake8 live in one virtualenv, TorchFix
+in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use. Each
+timing is the median of several runs of the whole command, wall clock; peak memory is the
+largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
+Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import DEFAULT_DEST, ROOT, fetch
+
+TENSORLINT = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q"]
+
+
+@dataclass
+class Timing:
+    name: str
+    seconds: float  # median wall-clock time
+    runs: list[float]
+    peak_mib: float  # largest total RSS of the process tree over the runs
+    files: int
+
+    @property
+    def files_per_second(self) -> float:
+        return self.files / self.seconds
+
+
+def ensure_venv(folder: Path, requirements: list[str]) -> Path:
+    """A virtualenv with `requirements`, created once; returns its bin folder."""
+    bin_dir = folder / "bin"
+    if not (folder / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", *requirements], check=True)
+        (folder / ".complete").touch()
+    return bin_dir
+
+
+def _tree_rss_kib(root_pid: int) -> int:
+    """Total resident memory of a process and all its descendants, from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/statm", encoding="ascii") as statm:
+                rss[int(entry)] = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall-clock seconds and peak MiB of one run; the tool's output is discarded."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, _tree_rss_kib(process.pid))
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{command[:3]} exited {process.returncode}: {stderr[-2000:]}")
+    return elapsed, peak / 1024
+
+
+def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None) -> Timing:
+    samples = []
+    for _ in range(runs):
+        if callable(before):
+            before()
+        samples.append(measure(command, cwd))
+        print(f"  {name}: {samples[-1][0]:.2f} s, {samples[-1][1]:.0f} MiB", file=sys.stderr)
+    seconds = [s for s, _ in samples]
+    return Timing(name, statistics.median(seconds), seconds, max(m for _, m in samples), files)
+
+
+def run_all(dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
+    corpus = fetch(dest)
+    files = sum(1 for _ in corpus.rglob("*.py"))
+    peers = ensure_venv(dest / "venvs" / "peers", ["-c", str(ROOT / "constraints.txt"), "ruff", "flake8"])
+    torchfix = ensure_venv(dest / "venvs" / "torchfix", ["torchfix==0.7.0"])
+    work = Path(tempfile.mkdtemp(prefix="tensorlint-bench-"))
+    tl_cache, ruff_cache = work / "tensorlint-cache", work / "ruff-cache"
+
+    def clear_tensorlint_cache() -> None:
+        shutil.rmtree(tl_cache, ignore_errors=True)
+
+    cached = [*TENSORLINT, "--cache-dir", str(tl_cache), "."]
+    ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet"]
+    results = [
+        timed("tensorlint cold", cached, corpus, files, runs, before=clear_tensorlint_cache),
+        timed("tensorlint warm", cached, corpus, files, runs),
+        timed("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", "."], corpus, files, runs),
+        timed("ruff", [*ruff, "--no-cache", "."], corpus, files, runs),
+        timed("ruff cached", [*ruff, "--cache-dir", str(ruff_cache), "."], corpus, files, runs + 1),
+        timed("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", "."], corpus, files, runs),
+        timed("TorchFix", [str(torchfix / "torchfix"), "."], corpus, files, torchfix_runs),
+    ]
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def markdown(results: list[Timing]) -> str:
+    by_name = {t.name: t for t in results}
+    cold, warm = by_name["tensorlint cold"], by_name["tensorlint warm"]
+    lines = [
+        "| tool | median s | runs (s) | files/s | peak MiB | tensorlint cold / tool | tensorlint warm / tool |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for t in results:
+        runs = ", ".join(f"{s:.2f}" for s in t.runs)
+        lines.append(
+            f"| {t.name} | {t.seconds:.2f} | {runs} | {t.files_per_second:.0f} | {t.peak_mib:.0f} "
+            f"| {cold.seconds / t.seconds:.3f} | {warm.seconds / t.seconds:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor(),
+    )
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.platform()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    parser.add_argument("--runs", type=int, default=3, help="runs per tool (median reported)")
+    parser.add_argument("--torchfix-runs", type=int, default=1, help="TorchFix is slow: runs for it alone")
+    options = parser.parse_args()
+    results = run_all(options.dest, options.runs, options.torchfix_runs)
+    report = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "results": [asdict(t) for t in results]}
+    (options.dest / "speed.json").write_text(json.dumps(report, indent=2))
+    print(f"{report['date']}, {report['machine']}, {results[0].files} files\n")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
