@@ -1,9 +1,10 @@
 """Time tensorlint against ruff, flake8 and TorchFix on the real-world corpus, in one run.
 
-    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--dest DIR]
+    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--dest DIR]
 
-Every tool checks the same folder (`DIR/corpus`, fetched by bench/corpus.py) with its default
-rules and its default parallelism (all cores). ruff and flake8 live in one virtualenv, TorchFix
+Every tool checks the same folder with its default rules and its default parallelism (all
+cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` a copy of
+every K-th file of it (`DIR/sample-K`), for machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv, TorchFix
 in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use. Each
 timing is the median of several runs of the whole command, wall clock; peak memory is the
 largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
@@ -103,8 +104,32 @@ def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, be
     return Timing(name, statistics.median(seconds), seconds, max(m for _, m in samples), files)
 
 
-def run_all(dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
-    corpus = fetch(dest)
+def sample(corpus: Path, every: int) -> Path:
+    """A copy of every `every`-th file of the corpus (in sorted order), paths kept."""
+    target = corpus.parent / f"sample-{every}"
+    if not (target / ".complete").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        for path in sorted(corpus.rglob("*.py"))[::every]:
+            copy = target / path.relative_to(corpus)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
+        (target / ".complete").touch()
+    return target
+
+
+def memory_scaling(corpus: Path, every: int) -> list[tuple[int, float]]:
+    """(files, peak MiB) of cold tensorlint runs over nested samples: 1/4, 1/2 and all of `corpus`."""
+    points = []
+    for factor in (4, 2, 1):
+        folder = sample(corpus, every * factor) if every * factor > 1 else corpus
+        files = sum(1 for _ in folder.rglob("*.py"))
+        _, peak = measure([*TENSORLINT, "--no-cache", "."], folder)
+        points.append((files, peak))
+        print(f"  memory: {files} files, {peak:.0f} MiB", file=sys.stderr)
+    return points
+
+
+def run_all(corpus: Path, dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
     files = sum(1 for _ in corpus.rglob("*.py"))
     peers = ensure_venv(dest / "venvs" / "peers", ["-c", str(ROOT / "constraints.txt"), "ruff", "flake8"])
     torchfix = ensure_venv(dest / "venvs" / "torchfix", ["torchfix==0.7.0"])
@@ -162,12 +187,28 @@ def main() -> None:
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     parser.add_argument("--runs", type=int, default=3, help="runs per tool (median reported)")
     parser.add_argument("--torchfix-runs", type=int, default=1, help="TorchFix is slow: runs for it alone")
+    parser.add_argument("--sample", type=int, default=1, metavar="K", help="time every K-th file only")
     options = parser.parse_args()
-    results = run_all(options.dest, options.runs, options.torchfix_runs)
-    report = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "results": [asdict(t) for t in results]}
+    corpus = fetch(options.dest)
+    every = max(options.sample, 1)
+    folder = sample(corpus, every) if every > 1 else corpus
+    load_before = os.getloadavg()
+    results = run_all(folder, options.dest, options.runs, options.torchfix_runs)
+    scaling = memory_scaling(corpus, every)
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "load average before, after": [load_before, os.getloadavg()],
+        "folder": str(folder),
+        "results": [asdict(t) for t in results],
+        "memory scaling (files, peak MiB)": scaling,
+    }
     (options.dest / "speed.json").write_text(json.dumps(report, indent=2))
-    print(f"{report['date']}, {report['machine']}, {results[0].files} files\n")
+    print(f"{report['date']}, {report['machine']}, {results[0].files} files in {folder}")
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}\n")
     print(markdown(results))
+    print("| files | peak MiB (tensorlint cold) |\n|---:|---:|")
+    print("\n".join(f"| {files} | {peak:.0f} |" for files, peak in scaling))
 
 
 if __name__ == "__main__":
