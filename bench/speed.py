@@ -6,7 +6,8 @@ Every tool checks the same folder with its default rules and its default paralle
 cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` a copy of
 every K-th file of it (`DIR/sample-K`), for machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv, TorchFix
 in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use. Each
-timing is the median of several runs of the whole command, wall clock; peak memory is the
+timing is the median of several runs of the whole command, wall clock and CPU time (user +
+system, workers included: steadier than wall time on a shared machine); peak memory is the
 largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
 Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
 """
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,6 +39,7 @@ class Timing:
     name: str
     seconds: float  # median wall-clock time
     runs: list[float]
+    cpu_seconds: float  # median user + system time of the whole process tree
     peak_mib: float  # largest total RSS of the process tree over the runs
     files: int
 
@@ -78,8 +81,14 @@ def _tree_rss_kib(root_pid: int) -> int:
     return total
 
 
-def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall-clock seconds and peak MiB of one run; the tool's output is discarded."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # every waited-for descendant, workers included
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall-clock seconds, peak MiB and CPU seconds of one run; the tool's output is discarded."""
+    cpu_before = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
@@ -90,7 +99,7 @@ def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) ->
     stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if process.returncode not in (0, 1):
         raise RuntimeError(f"{command[:3]} exited {process.returncode}: {stderr[-2000:]}")
-    return elapsed, peak / 1024
+    return elapsed, peak / 1024, _children_cpu() - cpu_before
 
 
 def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None) -> Timing:
@@ -99,9 +108,11 @@ def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, be
         if callable(before):
             before()
         samples.append(measure(command, cwd))
-        print(f"  {name}: {samples[-1][0]:.2f} s, {samples[-1][1]:.0f} MiB", file=sys.stderr)
-    seconds = [s for s, _ in samples]
-    return Timing(name, statistics.median(seconds), seconds, max(m for _, m in samples), files)
+        wall, peak, cpu = samples[-1]
+        print(f"  {name}: {wall:.2f} s, {cpu:.2f} s CPU, {peak:.0f} MiB", file=sys.stderr)
+    seconds = [wall for wall, _, _ in samples]
+    cpu = statistics.median(cpu for _, _, cpu in samples)
+    return Timing(name, statistics.median(seconds), seconds, cpu, max(peak for _, peak, _ in samples), files)
 
 
 def sample(corpus: Path, every: int) -> Path:
@@ -123,7 +134,7 @@ def memory_scaling(corpus: Path, every: int) -> list[tuple[int, float]]:
     for factor in (4, 2, 1):
         folder = sample(corpus, every * factor) if every * factor > 1 else corpus
         files = sum(1 for _ in folder.rglob("*.py"))
-        _, peak = measure([*TENSORLINT, "--no-cache", "."], folder)
+        _, peak, _ = measure([*TENSORLINT, "--no-cache", "."], folder)
         points.append((files, peak))
         print(f"  memory: {files} files, {peak:.0f} MiB", file=sys.stderr)
     return points
@@ -158,14 +169,15 @@ def markdown(results: list[Timing]) -> str:
     by_name = {t.name: t for t in results}
     cold, warm = by_name["tensorlint cold"], by_name["tensorlint warm"]
     lines = [
-        "| tool | median s | runs (s) | files/s | peak MiB | tensorlint cold / tool | tensorlint warm / tool |",
-        "|---|---:|---|---:|---:|---:|---:|",
+        "| tool | median wall s | runs (s) | files/s | median CPU s | peak MiB "
+        "| cold / tool (wall) | cold / tool (CPU) | warm / tool (wall) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for t in results:
         runs = ", ".join(f"{s:.2f}" for s in t.runs)
         lines.append(
-            f"| {t.name} | {t.seconds:.2f} | {runs} | {t.files_per_second:.0f} | {t.peak_mib:.0f} "
-            f"| {cold.seconds / t.seconds:.3f} | {warm.seconds / t.seconds:.3f} |"
+            f"| {t.name} | {t.seconds:.2f} | {runs} | {t.files_per_second:.1f} | {t.cpu_seconds:.2f} | {t.peak_mib:.0f} "
+            f"| {cold.seconds / t.seconds:.3f} | {cold.cpu_seconds / t.cpu_seconds:.3f} | {warm.seconds / t.seconds:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
