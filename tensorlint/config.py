@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -66,8 +68,8 @@ class Config:
 
     def codes_for(self, path: Path | None) -> frozenset[str]:
         """The rule codes that apply to a file: select, plus extend-select, minus ignore and per-file-ignores."""
-        codes = (expand(self.select) | expand(self.extend_select)) - expand(self.ignore)
-        if path is not None:
+        codes = self._selected_codes
+        if path is not None and self.per_file_ignores:
             relative = self.relative(path)
             for pattern, ignored in self.per_file_ignores.items():
                 if matches(relative, pattern):
@@ -78,13 +80,34 @@ class Config:
         # Only components below the root count: a checkout inside a folder named `build`
         # must not exclude itself.
         try:
-            return PurePosixPath(path.resolve().relative_to(self.root.resolve()).as_posix())
+            return PurePosixPath(path.resolve().relative_to(self._resolved_root).as_posix())
         except ValueError:
             return PurePosixPath(path.name)
 
     def is_excluded(self, path: Path) -> bool:
         relative = self.relative(path)
-        return any(matches(relative, p) for p in (*self.exclude, *self.extend_exclude))
+        if any(self._component_excludes.match(part) for part in relative.parts):
+            return True
+        return any(matches(relative, p) for p in self._path_excludes)
+
+    # Computed once per configuration, not once per file: discovery asks for every path.
+    @functools.cached_property
+    def _selected_codes(self) -> frozenset[str]:
+        return (expand(self.select) | expand(self.extend_select)) - expand(self.ignore)
+
+    @functools.cached_property
+    def _resolved_root(self) -> Path:
+        return self.root.resolve()
+
+    @functools.cached_property
+    def _component_excludes(self) -> re.Pattern[str]:
+        """The patterns without `/` (they match any path component), as one expression."""
+        patterns = [p.rstrip("/") for p in (*self.exclude, *self.extend_exclude) if "/" not in p.rstrip("/")]
+        return re.compile("|".join(fnmatch.translate(p) for p in patterns) or "(?!)")
+
+    @functools.cached_property
+    def _path_excludes(self) -> tuple[str, ...]:
+        return tuple(p for p in (*self.exclude, *self.extend_exclude) if "/" in p.rstrip("/"))
 
 
 def expand(selectors: Iterable[str]) -> frozenset[str]:

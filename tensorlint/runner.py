@@ -21,6 +21,7 @@ from tensorlint.findings import Finding
 from tensorlint.source import decode_source, needs_engine
 
 _FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
+_BYTES_PER_TASK = 64 * 1024  # ... unless they are large: a large file goes alone
 _MIN_FILES_FOR_POOL = 4  # below this, starting workers costs more than it saves
 
 
@@ -96,7 +97,7 @@ def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
         return [check_one(task) for task in tasks]
     import tensorlint.engine  # noqa: F401  # imported once here, so that forked workers start with it
 
-    chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
+    chunks = _chunks(tasks)
     results: list[list[Checked] | None] = [None] * len(chunks)
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
         futures: list[Future[list[Checked]]] = [pool.submit(_check_chunk, chunk) for chunk in chunks]
@@ -107,7 +108,29 @@ def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
     for index, chunk in enumerate(chunks):
         if results[index] is None:
             results[index] = [_check_isolated(task) for task in chunk]
-    return [checked for chunk_results in results if chunk_results is not None for checked in chunk_results]
+    by_path = {checked.path: checked for chunk_results in results if chunk_results for checked in chunk_results}
+    return [by_path[task.path] for task in tasks]
+
+
+def _chunks(tasks: list[Task]) -> list[list[Task]]:
+    """Largest files first, alone; small ones together: no worker is left with a giant file at the end."""
+    sized = sorted(tasks, key=_size, reverse=True)
+    chunks: list[list[Task]] = []
+    budget = 0
+    for task in sized:
+        if not chunks or len(chunks[-1]) == _FILES_PER_TASK or budget + _size(task) > _BYTES_PER_TASK:
+            chunks.append([])
+            budget = 0
+        chunks[-1].append(task)
+        budget += _size(task)
+    return chunks
+
+
+def _size(task: Task) -> int:
+    try:
+        return task.path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _check_chunk(chunk: list[Task]) -> list[Checked]:

@@ -1,0 +1,227 @@
+"""Time tensorlint against ruff, flake8 and TorchFix on the real-world corpus, in one run.
+
+    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--dest DIR]
+
+Every tool checks the same folder with its default rules and its default parallelism (all
+cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` a copy of
+every K-th file of it (`DIR/sample-K`), for machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv, TorchFix
+in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use. Each
+timing is the median of several runs of the whole command, wall clock and CPU time (user +
+system, workers included: steadier than wall time on a shared machine); peak memory is the
+largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
+Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import DEFAULT_DEST, ROOT, fetch
+
+TENSORLINT = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q"]
+
+
+@dataclass
+class Timing:
+    name: str
+    seconds: float  # median wall-clock time
+    runs: list[float]
+    cpu_seconds: float  # median user + system time of the whole process tree
+    peak_mib: float  # largest total RSS of the process tree over the runs
+    files: int
+
+    @property
+    def files_per_second(self) -> float:
+        return self.files / self.seconds
+
+
+def ensure_venv(folder: Path, requirements: list[str]) -> Path:
+    """A virtualenv with `requirements`, created once; returns its bin folder."""
+    bin_dir = folder / "bin"
+    if not (folder / ".complete").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True)
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", *requirements], check=True)
+        (folder / ".complete").touch()
+    return bin_dir
+
+
+def _tree_rss_kib(root_pid: int) -> int:
+    """Total resident memory of a process and all its descendants, from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/statm", encoding="ascii") as statm:
+                rss[int(entry)] = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # every waited-for descendant, workers included
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall-clock seconds, peak MiB and CPU seconds of one run; the tool's output is discarded."""
+    cpu_before = _children_cpu()
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, _tree_rss_kib(process.pid))
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{command[:3]} exited {process.returncode}: {stderr[-2000:]}")
+    return elapsed, peak / 1024, _children_cpu() - cpu_before
+
+
+def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None) -> Timing:
+    samples = []
+    for _ in range(runs):
+        if callable(before):
+            before()
+        samples.append(measure(command, cwd))
+        wall, peak, cpu = samples[-1]
+        print(f"  {name}: {wall:.2f} s, {cpu:.2f} s CPU, {peak:.0f} MiB", file=sys.stderr)
+    seconds = [wall for wall, _, _ in samples]
+    cpu = statistics.median(cpu for _, _, cpu in samples)
+    return Timing(name, statistics.median(seconds), seconds, cpu, max(peak for _, peak, _ in samples), files)
+
+
+def sample(corpus: Path, every: int) -> Path:
+    """A copy of every `every`-th file of the corpus (in sorted order), paths kept."""
+    target = corpus.parent / f"sample-{every}"
+    if not (target / ".complete").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        for path in sorted(corpus.rglob("*.py"))[::every]:
+            copy = target / path.relative_to(corpus)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
+        (target / ".complete").touch()
+    return target
+
+
+def memory_scaling(corpus: Path, every: int) -> list[tuple[int, float]]:
+    """(files, peak MiB) of cold tensorlint runs over nested samples: 1/4, 1/2 and all of `corpus`."""
+    points = []
+    for factor in (4, 2, 1):
+        folder = sample(corpus, every * factor) if every * factor > 1 else corpus
+        files = sum(1 for _ in folder.rglob("*.py"))
+        _, peak, _ = measure([*TENSORLINT, "--no-cache", "."], folder)
+        points.append((files, peak))
+        print(f"  memory: {files} files, {peak:.0f} MiB", file=sys.stderr)
+    return points
+
+
+def run_all(corpus: Path, dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
+    files = sum(1 for _ in corpus.rglob("*.py"))
+    peers = ensure_venv(dest / "venvs" / "peers", ["-c", str(ROOT / "constraints.txt"), "ruff", "flake8"])
+    torchfix = ensure_venv(dest / "venvs" / "torchfix", ["torchfix==0.7.0"])
+    work = Path(tempfile.mkdtemp(prefix="tensorlint-bench-"))
+    tl_cache, ruff_cache = work / "tensorlint-cache", work / "ruff-cache"
+
+    def clear_tensorlint_cache() -> None:
+        shutil.rmtree(tl_cache, ignore_errors=True)
+
+    cached = [*TENSORLINT, "--cache-dir", str(tl_cache), "."]
+    ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet"]
+    results = [
+        timed("tensorlint cold", cached, corpus, files, runs, before=clear_tensorlint_cache),
+        timed("tensorlint warm", cached, corpus, files, runs),
+        timed("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", "."], corpus, files, runs),
+        timed("ruff", [*ruff, "--no-cache", "."], corpus, files, runs),
+        timed("ruff cached", [*ruff, "--cache-dir", str(ruff_cache), "."], corpus, files, runs + 1),
+        timed("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", "."], corpus, files, runs),
+        timed("TorchFix", [str(torchfix / "torchfix"), "."], corpus, files, torchfix_runs),
+    ]
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def markdown(results: list[Timing]) -> str:
+    by_name = {t.name: t for t in results}
+    cold, warm = by_name["tensorlint cold"], by_name["tensorlint warm"]
+    lines = [
+        "| tool | median wall s | runs (s) | files/s | median CPU s | peak MiB "
+        "| cold / tool (wall) | cold / tool (CPU) | warm / tool (wall) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for t in results:
+        runs = ", ".join(f"{s:.2f}" for s in t.runs)
+        lines.append(
+            f"| {t.name} | {t.seconds:.2f} | {runs} | {t.files_per_second:.1f} | {t.cpu_seconds:.2f} | {t.peak_mib:.0f} "
+            f"| {cold.seconds / t.seconds:.3f} | {cold.cpu_seconds / t.cpu_seconds:.3f} | {warm.seconds / t.seconds:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor(),
+    )
+    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.platform()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    parser.add_argument("--runs", type=int, default=3, help="runs per tool (median reported)")
+    parser.add_argument("--torchfix-runs", type=int, default=1, help="TorchFix is slow: runs for it alone")
+    parser.add_argument("--sample", type=int, default=1, metavar="K", help="time every K-th file only")
+    options = parser.parse_args()
+    corpus = fetch(options.dest)
+    every = max(options.sample, 1)
+    folder = sample(corpus, every) if every > 1 else corpus
+    load_before = os.getloadavg()
+    results = run_all(folder, options.dest, options.runs, options.torchfix_runs)
+    scaling = memory_scaling(corpus, every)
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "load average before, after": [load_before, os.getloadavg()],
+        "folder": str(folder),
+        "results": [asdict(t) for t in results],
+        "memory scaling (files, peak MiB)": scaling,
+    }
+    (options.dest / "speed.json").write_text(json.dumps(report, indent=2))
+    print(f"{report['date']}, {report['machine']}, {results[0].files} files in {folder}")
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}\n")
+    print(markdown(results))
+    print("| files | peak MiB (tensorlint cold) |\n|---:|---:|")
+    print("\n".join(f"| {files} | {peak:.0f} |" for files, peak in scaling))
+
+
+if __name__ == "__main__":
+    main()
