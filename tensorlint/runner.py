@@ -28,6 +28,9 @@ from tensorlint.time_limit import DEFAULT_SECONDS, TimeLimitExceeded, start_watc
 
 _FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
 _MIN_FILES_FOR_POOL = 4  # below this, starting workers costs more than it saves
+# LibCST parses about a megabyte in several seconds, in native code that a signal cannot stop:
+# a larger file goes to a worker even in a serial run, where the watchdog can end it.
+_LARGE_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ def _screened_out(data: bytes, codes: frozenset[str]) -> bool:
 
 def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
     if jobs <= 1 or len(tasks) < _MIN_FILES_FOR_POOL:
-        return [check_one(task) for task in tasks]
+        return [_check_isolated(task) if _large(task) else check_one(task) for task in tasks]
     import tensorlint.engine  # noqa: F401  # imported once here, so that forked workers start with it
 
     chunks = [tasks[i : i + _FILES_PER_TASK] for i in range(0, len(tasks), _FILES_PER_TASK)]
@@ -121,6 +124,13 @@ def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
         if results[index] is None:
             results[index] = [_check_isolated(task) for task in chunk]
     return [checked for chunk_results in results if chunk_results is not None for checked in chunk_results]
+
+
+def _large(task: Task) -> bool:
+    try:
+        return bool(task.time_limit) and task.path.stat().st_size > _LARGE_FILE_BYTES
+    except OSError:
+        return False
 
 
 def _worker_started() -> None:
