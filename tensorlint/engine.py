@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from pathlib import Path
 
@@ -166,7 +167,7 @@ def lint_file_and_dependencies(path: Path, *, codes: Collection[str] | None = No
     """A file's findings, and the other files of the project that its imports resolved to."""
     _PROJECT.loaded.clear()
     findings = lint_file(path, codes=codes)
-    return findings, sorted(_PROJECT.loaded - {path.resolve()})
+    return findings, sorted(_PROJECT.loaded - {Path(os.path.realpath(path))})  # realpath: a link loop never raises
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

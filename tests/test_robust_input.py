@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_cli import LEAKY, LEAKY_ROW, cli, project, reported
+
 from tensorlint.engine import lint_source
 from tensorlint.source import MAX_BRACKET_DEPTH, MAX_CHAIN
 
