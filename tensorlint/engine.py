@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Collection
 from pathlib import Path
 
@@ -141,7 +142,9 @@ def _location(text: str, offset: int) -> Location:
 def _syntax_error(error: cst.ParserSyntaxError, source: str, filename: str) -> Finding:
     """Python's own parser places syntax errors better than LibCST's does: ask it first."""
     try:
-        compile(source, filename, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        with warnings.catch_warnings():  # the user's code's warnings (invalid escapes) are not ours to print
+            warnings.simplefilter("ignore")
+            compile(source, filename, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
     except SyntaxError as python_error:
         location = Location(python_error.lineno or 1, python_error.offset or 1)
         return Finding(None, f"SyntaxError: {python_error.msg}", filename, location, location)

@@ -140,9 +140,10 @@ def _worker_started() -> None:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    pool.shutdown(wait=False, cancel_futures=True)
     # The executor has no public way to end busy workers before Python 3.14's terminate_workers().
-    for process in list(getattr(pool, "_processes", {}).values()):
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
         with contextlib.suppress(OSError):
             process.terminate()
 
