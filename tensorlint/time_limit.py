@@ -2,9 +2,11 @@
 
 Two layers. The soft limit is a timer signal that raises `TimeLimitExceeded` in the main
 thread: it stops Python code (the analysis, the rules) and the file is reported. Native code
-(LibCST's parser) only sees the signal when it returns, so in a worker process a watchdog
-thread also ends the whole worker once the file has run twice its limit; the runner then
-reports that file, and checks the rest of its chunk again in fresh workers.
+(LibCST's parser) only sees that signal when it returns, so a worker process also has a hard
+limit at twice the soft one: a CPU-time timer whose signal ends the process without needing
+the GIL (which the parser may hold for seconds), and a watchdog thread for a worker that waits
+instead of working. The runner then reports that file, and checks the rest of its chunk again
+in fresh workers.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class TimeLimitExceeded(Exception):
 
 
 _current: tuple[float, float] | None = None  # (started, limit) of the file this process is checking
+_hard_limit = False  # set in worker processes, which may be ended
 
 
 @contextmanager
@@ -44,17 +47,25 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    if _hard_limit:
+        signal.setitimer(signal.ITIMER_PROF, 2 * seconds)  # SIGPROF's default action ends the process
     _current = (time.monotonic(), seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        if _hard_limit:
+            signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGALRM, previous)
         _current = None
 
 
 def start_watchdog() -> None:
     """In a worker process: end the process when a file runs past twice its limit (stuck in native code)."""
+    global _hard_limit
+    if hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        _hard_limit = True
     threading.Thread(target=_watch, name="tensorlint-watchdog", daemon=True).start()
 
 
