@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -105,7 +106,9 @@ def _add_noqa_to_notebook(path: Path, findings: list[Finding]) -> int:
 
 def _check_result(path: Path, old: str, new: str, findings: list[Finding]) -> None:
     try:
-        compile(new, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        with warnings.catch_warnings():  # the file's own warnings (invalid escapes) are not ours to print
+            warnings.simplefilter("ignore")
+            compile(new, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
     except SyntaxError as error:
         raise AddNoqaError(f"{path}: the edited file would not parse ({error.msg}); left unchanged") from error
     suppressions = parse_suppressions(new)

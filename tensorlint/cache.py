@@ -22,6 +22,7 @@ from typing import Any
 
 import tensorlint
 from tensorlint.findings import Applicability, CellLocation, Edit, Finding, Fix, Location
+from tensorlint.source import read_regular_file
 
 CACHE_DIR_NAME = ".tensorlint_cache"
 _FORMAT = 2  # bump when the stored shape changes
@@ -116,7 +117,7 @@ class ResultCache:
 
 def _file_digest(path: Path) -> str:
     try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+        return hashlib.blake2b(read_regular_file(path), digest_size=16).hexdigest()
     except OSError:
         return ""  # gone or unreadable: differs from any stored digest
 

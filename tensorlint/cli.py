@@ -17,7 +17,7 @@ from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
 from tensorlint.cache import ResultCache, default_cache_dir
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
 from tensorlint.docs import render_table, rule_record
-from tensorlint.files import Missing, discover, write_atomically
+from tensorlint.files import Missing, Skipped, discover, write_atomically
 from tensorlint.findings import Finding, Location, applicable
 from tensorlint.notebook import (
     NOTEBOOK_SUFFIX,
@@ -32,6 +32,7 @@ from tensorlint.output import (
     HUMAN_FORMATS,
     WRITERS,
     OutputContext,
+    escape,
     fix_listing,
     statistics,
     summary,
@@ -40,6 +41,7 @@ from tensorlint.output import (
 from tensorlint.rules import all_rules, rule_by_code
 from tensorlint.runner import Task, check_files, default_jobs
 from tensorlint.source import UNUSED_NOQA_CODE, read_source, read_source_and_encoding
+from tensorlint.time_limit import DEFAULT_SECONDS, TimeLimitExceeded, time_limit
 
 if TYPE_CHECKING:
     from tensorlint.fixes import FixResult
@@ -82,6 +84,13 @@ def _check_parser() -> argparse.ArgumentParser:
     speed.add_argument(
         "-j", "--jobs", type=_jobs, default=0, metavar="N", help="files checked in parallel (default 0: all cores)"
     )
+    speed.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_SECONDS,
+        metavar="SECONDS",
+        help=f"time limit per file; a file over it is reported, not checked (default {DEFAULT_SECONDS:g}; 0: none)",
+    )
     speed.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     speed.add_argument(
         "--cache-dir", type=Path, metavar="DIR", help="where the result cache lives (default: .tensorlint_cache)"
@@ -116,6 +125,16 @@ def _jobs(value: str) -> int:
     if jobs < 0:
         raise argparse.ArgumentTypeError(f"expected a number of jobs (0: all cores), got {value!r}")
     return jobs
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0: no limit), got {value!r}")
+    return seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,16 +252,22 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
     tasks = []
     for item in discover(files, configs, force_exclude=options.force_exclude) if files else ():
         if isinstance(item, Missing):
-            sys.stderr.write(f"tensorlint: error: {item.path}: No such file or directory\n")
+            sys.stderr.write(f"tensorlint: error: {escape(str(item.path))}: No such file or directory\n")
             run.failed = True
+        elif isinstance(item, Skipped):  # not Python source: the run goes on, and says why it skipped
+            sys.stderr.write(f"tensorlint: warning: {escape(str(item.path))}: skipped: {item.reason}\n")
         else:
-            tasks.append(Task(item, selection.codes(configs(item), item)))
+            tasks.append(Task(item, selection.codes(configs(item), item), options.timeout or None))
     if options.fix or options.diff:  # fixes rewrite files in passes: one file at a time, never cached
         for task in tasks:
             try:
-                _fix_file(run, task.path, task.codes, options)
+                with time_limit(task.time_limit):
+                    _fix_file(run, task.path, task.codes, options)
+            except TimeLimitExceeded as error:  # the file is left as it was: writes are atomic
+                where = Location(1, 1)
+                run.findings.append(Finding(None, f"not fixed: {error}", str(task.path), where, where))
             except NotPythonNotebook as error:  # not an error: the run goes on, and says why it skipped
-                sys.stderr.write(f"tensorlint: warning: {task.path}: skipped: {error}\n")
+                sys.stderr.write(f"tensorlint: warning: {escape(str(task.path))}: skipped: {error}\n")
             except Exception as error:
                 _internal_error(run, task.path, f"{type(error).__name__}: {error}")
     else:
@@ -251,7 +276,9 @@ def _lint(paths: list[Path], configs: ConfigFinder, selection: _Selection, optio
             if checked.error is not None:
                 _internal_error(run, checked.path, checked.error)
             if checked.skipped is not None:  # not an error: the run goes on, and says why it skipped
-                sys.stderr.write(f"tensorlint: warning: {checked.path}: skipped: {checked.skipped}\n")
+                sys.stderr.write(
+                    f"tensorlint: warning: {escape(str(checked.path))}: skipped: {escape(checked.skipped)}\n"
+                )
             run.findings.extend(checked.findings)
     run.findings.sort(key=lambda f: f.sort_key)
     return run
@@ -265,7 +292,7 @@ def _stdin_notebook(run: _Run, text: str, name: str, codes: frozenset[str], opti
     try:
         notebook = read_notebook(text)
     except NotPythonNotebook as error:
-        sys.stderr.write(f"tensorlint: warning: {name}: skipped: {error}\n")
+        sys.stderr.write(f"tensorlint: warning: {escape(name)}: skipped: {error}\n")
         if options.fix and not options.diff:
             sys.stdout.write(text)
         return
@@ -311,7 +338,7 @@ def _record_notebook_fixes(
 ) -> None:
     """As for a file, but the diff is per changed cell (`path:cell N`), as ruff prints it."""
     if result.refused:
-        sys.stderr.write(f"tensorlint: error: {name}: fixes not applied: {result.refused}\n")
+        sys.stderr.write(f"tensorlint: error: {escape(name)}: fixes not applied: {escape(result.refused)}\n")
         run.failed = True
     run.fixed += len(result.fixed)
     run.findings.extend(result.remaining)
@@ -329,7 +356,7 @@ def _record_notebook_fixes(
 
 
 def _internal_error(run: _Run, path: Path, reason: str) -> None:
-    sys.stderr.write(f"tensorlint: internal error while checking {path}: {reason}\n")
+    sys.stderr.write(f"tensorlint: internal error while checking {escape(str(path))}: {escape(reason)}\n")
     run.failed = True
 
 
@@ -354,7 +381,7 @@ def _fix_file(run: _Run, path: Path, codes: frozenset[str], options: argparse.Na
 
 def _record_fixes(run: _Run, result: FixResult, name: str, source: str, options: argparse.Namespace) -> None:
     if result.refused:
-        sys.stderr.write(f"tensorlint: error: {name}: fixes not applied: {result.refused}\n")
+        sys.stderr.write(f"tensorlint: error: {escape(name)}: fixes not applied: {escape(result.refused)}\n")
         run.failed = True
     run.fixed += len(result.fixed)
     run.findings.extend(result.remaining)
@@ -420,7 +447,7 @@ def _add_noqa(run: _Run) -> int:
         try:
             added += add_noqa_to_file(Path(filename), findings)
         except (AddNoqaError, OSError) as error:
-            sys.stderr.write(f"tensorlint: error: {error}\n")
+            sys.stderr.write(f"tensorlint: error: {escape(str(error))}\n")
             run.failed = True
     sys.stderr.write(f"Added {added} noqa directive{'s' if added != 1 else ''}.\n")
     return EXIT_ERROR if run.failed else EXIT_CLEAN

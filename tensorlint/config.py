@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import functools
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -79,8 +80,8 @@ class Config:
     def relative(self, path: Path) -> PurePosixPath:
         # Only components below the root count: a checkout inside a folder named `build`
         # must not exclude itself.
-        try:
-            return PurePosixPath(path.resolve().relative_to(self._resolved_root).as_posix())
+        try:  # realpath, not resolve(): a symbolic link loop must not raise
+            return PurePosixPath(Path(os.path.realpath(path)).relative_to(self._resolved_root).as_posix())
         except ValueError:
             return PurePosixPath(path.name)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Collection
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPyt
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
-from tensorlint.source import might_matter, needs_engine, read_source, read_source_and_encoding
+from tensorlint.source import might_matter, needs_engine, nesting_problem, read_source, read_source_and_encoding
 from tensorlint.text import split_lines
 
 _PROJECT = Project()  # the modules that imports resolve to, analysed once per process
@@ -56,6 +58,11 @@ def _analyse(source: str, filename: str, codes: Collection[str], project: Projec
     """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
     if not might_matter(source):
         return [], True
+    too_deep = nesting_problem(source)
+    if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
+        row, reason = too_deep
+        where = Location(row, 1)
+        return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -70,11 +77,12 @@ def _analyse(source: str, filename: str, codes: Collection[str], project: Projec
         located = path.suffix == ".py" and path.is_file()
         facts = analyze(module, path=path if located else None, project=(project or _PROJECT) if located else None)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
+        if not reports:
+            return [], True
+        located_findings = _locate(module, reports, filename)  # positions and fixes walk the tree too
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
-    if not reports:
-        return [], True
-    return sorted(set(_locate(module, reports, filename)), key=lambda f: f.sort_key), True
+    return sorted(set(located_findings), key=lambda f: f.sort_key), True
 
 
 def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str) -> list[Finding]:
@@ -134,7 +142,9 @@ def _location(text: str, offset: int) -> Location:
 def _syntax_error(error: cst.ParserSyntaxError, source: str, filename: str) -> Finding:
     """Python's own parser places syntax errors better than LibCST's does: ask it first."""
     try:
-        compile(source, filename, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        with warnings.catch_warnings():  # the user's code's warnings (invalid escapes) are not ours to print
+            warnings.simplefilter("ignore")
+            compile(source, filename, "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
     except SyntaxError as python_error:
         location = Location(python_error.lineno or 1, python_error.offset or 1)
         return Finding(None, f"SyntaxError: {python_error.msg}", filename, location, location)
@@ -160,7 +170,7 @@ def lint_file_and_dependencies(path: Path, *, codes: Collection[str] | None = No
     """A file's findings, and the other files of the project that its imports resolved to."""
     _PROJECT.loaded.clear()
     findings = lint_file(path, codes=codes)
-    return findings, sorted(_PROJECT.loaded - {path.resolve()})
+    return findings, sorted(_PROJECT.loaded - {Path(os.path.realpath(path))})  # realpath: a link loop never raises
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import functools
+import glob
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -13,6 +16,7 @@ import pathspec
 
 from tensorlint.config import Config
 from tensorlint.notebook import NOTEBOOK_SUFFIX  # linted too, unless the configuration says `notebooks = false`
+from tensorlint.source import file_kind
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -22,6 +26,14 @@ class Missing:
     """A path named on the command line that does not exist."""
 
     path: Path
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A path with a Python name that cannot be read as a file: a FIFO, a device, a broken link."""
+
+    path: Path
+    reason: str
 
 
 class _GitIgnores:
@@ -70,7 +82,9 @@ def _git_root(start: Path) -> Path | None:
 ConfigFor = Callable[[Path], Config]  # the configuration that governs a path
 
 
-def discover(paths: list[Path], config: Config | ConfigFor, *, force_exclude: bool = False) -> Iterator[Path | Missing]:
+def discover(
+    paths: list[Path], config: Config | ConfigFor, *, force_exclude: bool = False
+) -> Iterator[Path | Missing | Skipped]:
     """Python files (and notebooks) under `paths`, in a stable order.
 
     `config` is one configuration, or a function giving each path its own (the nearest
@@ -91,14 +105,14 @@ def discover(paths: list[Path], config: Config | ConfigFor, *, force_exclude: bo
             force_exclude and _skipped(path.absolute(), config_for, gitignores, is_dir=False)
         ):
             seen.add(path.absolute())
-            yield path
+            yield _regular(path)
 
 
 def _always(config: Config) -> ConfigFor:
     return lambda _path: config
 
 
-def _walk(root: Path, config: ConfigFor, gitignores: _GitIgnores, seen: set[Path]) -> Iterator[Path]:
+def _walk(root: Path, config: ConfigFor, gitignores: _GitIgnores, seen: set[Path]) -> Iterator[Path | Skipped]:
     """Walk `root` as the user spelled it, so that reported paths read as they were given."""
     for directory, dirnames, filenames in os.walk(root):
         folder = Path(directory)
@@ -112,7 +126,17 @@ def _walk(root: Path, config: ConfigFor, gitignores: _GitIgnores, seen: set[Path
                 and not _skipped(file, config, gitignores, is_dir=False)
             ):
                 seen.add(file)
-                yield folder / name
+                yield _regular(folder / name)
+
+
+def _regular(path: Path) -> Path | Skipped:
+    """The path, or why it is skipped: reading a FIFO or a device would block or never end."""
+    try:
+        mode = path.stat().st_mode  # follows links: a link to a regular file is linted
+    except OSError as error:
+        reason = "a broken symbolic link" if path.is_symlink() and error.errno == errno.ENOENT else error.strerror
+        return Skipped(path, reason or str(error))
+    return path if stat.S_ISREG(mode) else Skipped(path, f"not a regular file ({file_kind(mode)})")
 
 
 def _skipped(path: Path, config_for: ConfigFor, gitignores: _GitIgnores, *, is_dir: bool) -> bool:
@@ -124,10 +148,20 @@ def _skipped(path: Path, config_for: ConfigFor, gitignores: _GitIgnores, *, is_d
     return config.respect_gitignore and gitignores.ignored(path, is_dir)
 
 
+TEMPORARY_SUFFIX = ".tensorlint"
+
+
 def write_atomically(path: Path, text: str, encoding: str) -> None:
-    """Write through a temporary file in the same folder, then rename: never a half-written file."""
+    """Write through a temporary file in the same folder, then rename: never a half-written file.
+
+    A symbolic link stays a link: the file it points to is replaced. A temporary file that a
+    killed run left beside this one is removed first.
+    """
+    path = path.resolve()
     mode = path.stat().st_mode
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tensorlint")
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*{TEMPORARY_SUFFIX}"):
+        leftover.unlink(missing_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
     try:
         with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
             stream.write(text)

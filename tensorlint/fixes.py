@@ -11,6 +11,7 @@ import libcst as cst
 from tensorlint.engine import lint_notebook, lint_source
 from tensorlint.findings import Edit, Finding, applicable
 from tensorlint.notebook import Notebook, read_notebook
+from tensorlint.source import nesting_problem
 from tensorlint.text import apply_edits
 
 Document = TypeVar("Document", str, Notebook)  # what fixes edit: a module's text, or a notebook's cells
@@ -39,14 +40,25 @@ def fix_source(source: str, filename: str, *, codes: Collection[str] | None = No
     )
     if current == source:
         return result
-    try:
-        cst.parse_module(current)
-    except cst.ParserSyntaxError as error:  # never hand back code that does not parse
-        return FixResult(
-            source, [], lint_source(source, filename, codes=codes), f"fixed code would not parse: {error.message}"
-        )
+    refused = _parse_problem(current)
+    if refused is not None:  # never hand back code that does not parse
+        return FixResult(source, [], lint_source(source, filename, codes=codes), refused)
     result.source = current
     return result
+
+
+def _parse_problem(text: str) -> str | None:
+    """Why fixed code may not be kept: it does not parse (for LibCST, and for Python where it can)."""
+    too_deep = nesting_problem(text)
+    if too_deep is not None:
+        return f"fixed code would be too deeply nested: {too_deep[1]}"
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        return f"fixed code would not parse: {error.message}"
+    except (RecursionError, MemoryError):
+        return "fixed code would be too deeply nested to parse"
+    return None
 
 
 def fix_notebook(
@@ -69,11 +81,10 @@ def fix_notebook(
     if current is notebook:
         result.remaining = [notebook.locate(f) for f in result.remaining]
         return result, notebook
-    try:
-        cst.parse_module(current.module)
-    except cst.ParserSyntaxError as error:
+    refused = _parse_problem(current.module)
+    if refused is not None:
         remaining = lint_notebook(notebook, filename, codes=codes)
-        return FixResult(notebook.text, [], remaining, f"fixed code would not parse: {error.message}"), notebook
+        return FixResult(notebook.text, [], remaining, refused), notebook
     written = read_notebook(current.render())  # read back: file lines of findings in the new text
     result.source = written.text
     result.remaining = [written.locate(f) for f in result.remaining]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tensorlint.findings import CellLocation, Edit, Finding, Location
+from tensorlint.source import read_regular_file
 from tensorlint.text import apply_edits, split_lines
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -433,6 +434,6 @@ def _shifted(location: Location, rows: int) -> Location:
 
 def read_notebook_file(path: Path) -> tuple[Notebook, str]:
     """A notebook and the encoding to write it back in; raises OSError, UnicodeDecodeError, NotebookError."""
-    data = path.read_bytes()
+    data = read_regular_file(path)
     encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"  # JSON is UTF-8; keep a BOM
     return read_notebook(data.decode(encoding)), encoding

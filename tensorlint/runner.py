@@ -4,12 +4,17 @@ Each file is read once here, in the parent: a cache hit or a file the screen rul
 nothing more, and never imports LibCST. The rest are checked by `lint_file` in a process pool
 (`jobs` workers), or in this process when one job is asked for or the work is too small to
 share. Results come back in the order the files were given, whichever worker finished first.
+
+A file that raises, kills its worker or runs past its time limit is reported, and the other
+files are still checked; Ctrl-C ends the workers at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -17,18 +22,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tensorlint.cache import ResultCache, content_key
-from tensorlint.findings import Finding
-from tensorlint.source import decode_source, needs_engine
+from tensorlint.findings import Finding, Location
+from tensorlint.source import decode_source, needs_engine, read_regular_file
+from tensorlint.time_limit import DEFAULT_SECONDS, TimeLimitExceeded, start_watchdog, time_limit
 
 _FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
 _BYTES_PER_TASK = 64 * 1024  # ... unless they are large: a large file goes alone
 _MIN_FILES_FOR_POOL = 4  # below this, starting workers costs more than it saves
+# LibCST parses about a megabyte in several seconds, in native code that a signal cannot stop:
+# a larger file goes to a worker even in a serial run, where the watchdog can end it.
+_LARGE_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
 class Task:
     path: Path
     codes: frozenset[str]
+    time_limit: float | None = DEFAULT_SECONDS  # seconds for this file; None: no limit
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,7 @@ class Checked:
     error: str | None = None
     skipped: str | None = None  # a notebook in another language: not checked, and not an error
     dependencies: tuple[Path, ...] = ()  # the project modules its imports resolved to
+    timed_out: bool = False  # reported as a finding, never cached: a later run may have more time
 
 
 def default_jobs() -> int:
@@ -58,7 +69,7 @@ def check_files(tasks: Iterable[Task], *, jobs: int, cache: ResultCache | None =
     for position, task in enumerate(tasks):
         count += 1
         try:
-            data = task.path.read_bytes()
+            data = read_regular_file(task.path)
         except OSError:
             pending.append((position, task, None))  # the engine reports why it cannot be read
             continue
@@ -75,7 +86,7 @@ def check_files(tasks: Iterable[Task], *, jobs: int, cache: ResultCache | None =
     work = [task for _, task, _ in pending]
     for (position, task, read_key), checked in zip(pending, _check_all(work, jobs), strict=True):
         done[position] = checked
-        if cache is not None and read_key is not None and checked.error is None and checked.skipped is None:
+        if cache is not None and read_key is not None and not (checked.error or checked.skipped or checked.timed_out):
             cache.put(task.path, read_key, list(checked.findings), checked.dependencies)
     if cache is not None:
         cache.save()
@@ -94,17 +105,22 @@ def _screened_out(data: bytes, codes: frozenset[str]) -> bool:
 
 def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
     if jobs <= 1 or len(tasks) < _MIN_FILES_FOR_POOL:
-        return [check_one(task) for task in tasks]
+        return [_check_isolated(task) if _large(task) else check_one(task) for task in tasks]
     import tensorlint.engine  # noqa: F401  # imported once here, so that forked workers start with it
 
     chunks = _chunks(tasks)
     results: list[list[Checked] | None] = [None] * len(chunks)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_started)
+    try:
         futures: list[Future[list[Checked]]] = [pool.submit(_check_chunk, chunk) for chunk in chunks]
         for index, future in enumerate(futures):
             # A worker that died (a crash, not an exception) leaves its chunk to be retried below.
             with contextlib.suppress(BrokenProcessPool):
                 results[index] = future.result()
+    except BaseException:  # Ctrl-C: stop now, without waiting for the files still queued
+        _stop(pool)
+        raise
+    pool.shutdown()
     for index, chunk in enumerate(chunks):
         if results[index] is None:
             results[index] = [_check_isolated(task) for task in chunk]
@@ -133,8 +149,35 @@ def _size(task: Task) -> int:
         return 0
 
 
+def _large(task: Task) -> bool:
+    try:
+        return bool(task.time_limit) and task.path.stat().st_size > _LARGE_FILE_BYTES
+    except OSError:
+        return False
+
+
+def _worker_started() -> None:
+    """Ctrl-C is the parent's to handle (it ends the workers); the watchdog ends a worker stuck in native code."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    start_watchdog()
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    # The executor has no public way to end busy workers before Python 3.14's terminate_workers().
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        with contextlib.suppress(OSError):
+            process.terminate()
+
+
 def _check_chunk(chunk: list[Task]) -> list[Checked]:
     return [check_one(task) for task in chunk]
+
+
+def _timed_out(task: Task, reason: str) -> Checked:
+    where = Location(1, 1)
+    return Checked(task.path, (Finding(None, f"not checked: {reason}", str(task.path), where, where),), timed_out=True)
 
 
 def check_one(task: Task) -> Checked:
@@ -143,8 +186,11 @@ def check_one(task: Task) -> Checked:
     from tensorlint.notebook import NotPythonNotebook
 
     try:
-        findings, dependencies = lint_file_and_dependencies(task.path, codes=task.codes)
+        with time_limit(task.time_limit):
+            findings, dependencies = lint_file_and_dependencies(task.path, codes=task.codes)
         return Checked(task.path, tuple(findings), dependencies=tuple(dependencies))
+    except TimeLimitExceeded as error:
+        return _timed_out(task, str(error))
     except NotPythonNotebook as error:
         return Checked(task.path, skipped=str(error))
     except Exception as error:
@@ -153,8 +199,11 @@ def check_one(task: Task) -> Checked:
 
 def _check_isolated(task: Task) -> Checked:
     """After a worker died: each file of its chunk alone in a fresh worker, to find the one that kills it."""
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    started = time.monotonic()
+    with ProcessPoolExecutor(max_workers=1, initializer=_worker_started) as pool:
         try:
             return pool.submit(check_one, task).result()
         except BrokenProcessPool:
+            if task.time_limit and time.monotonic() - started >= 2 * task.time_limit:
+                return _timed_out(task, f"{TimeLimitExceeded(task.time_limit)}; stopped in native code")
             return Checked(task.path, error="the worker process checking this file died")

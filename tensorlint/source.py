@@ -6,10 +6,13 @@ pays for it.
 
 from __future__ import annotations
 
+import errno
 import io
+import os
 import re
+import stat
 import tokenize
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 # A file that names neither torch nor Lightning cannot hold what the rules look for.
@@ -36,10 +39,68 @@ def read_source(path: Path) -> str:
 
 def read_source_and_encoding(path: Path) -> tuple[str, str]:
     """The text and the encoding to write it back in (`utf-8-sig` keeps a BOM)."""
-    with path.open("rb") as handle:
-        return decode_source(handle.read())
+    return decode_source(read_regular_file(path))
 
 
 def decode_source(data: bytes) -> tuple[str, str]:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding), encoding
+
+
+def read_regular_file(path: Path) -> bytes:
+    """A file's bytes; a FIFO, device, socket or folder raises OSError instead of blocking the run.
+
+    The file is opened without blocking and checked through its descriptor, so that a path
+    swapped for a FIFO after discovery still cannot hang the read.
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)})", str(path))
+        return handle.read()
+
+
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, for messages."""
+    kinds: dict[Callable[[int], bool], str] = {
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "not a file")
+
+
+# Deep nesting: LibCST's native parser recurses once per level and crashes the process (a stack
+# overflow, not an exception) past a few thousand levels, and slows quadratically long before.
+MAX_BRACKET_DEPTH = 200  # CPython's own limit: deeper is a SyntaxError for Python itself
+MAX_CHAIN = 1000  # operators in one expression between commas; real code stays far below
+_STRING = r"""[rRbBuUfF]{0,2}(?:\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')"""
+_NESTING_TOKEN = re.compile(
+    rf"(?P<skip>{_STRING}|#[^\n]*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])|(?P<end>[,;])|(?P<newline>\n)"
+    r"|(?P<operator>\b(?:and|or|not|if|lambda|await)\b|\*\*|[-+~*/%@&|^<>.])"
+)
+
+
+def nesting_problem(source: str) -> tuple[int, str] | None:
+    """The row and reason where the text is too deeply nested to parse safely: a cheap scan, strings skipped."""
+    depth = chain = 0
+    for match in _NESTING_TOKEN.finditer(source):
+        kind = match.lastgroup
+        if kind == "open":
+            depth += 1
+            chain += 1
+        elif kind == "close":
+            depth = max(depth - 1, 0)
+        elif kind == "end" or (kind == "newline" and depth == 0):
+            chain = 0
+        elif kind == "operator":
+            chain += 1
+        if depth > MAX_BRACKET_DEPTH or chain > MAX_CHAIN:
+            row = source.count("\n", 0, match.start()) + 1
+            if depth > MAX_BRACKET_DEPTH:
+                return row, f"brackets nested more than {MAX_BRACKET_DEPTH} deep (Python's own limit)"
+            return row, f"more than {MAX_CHAIN} operators chained in one expression"
+    return None

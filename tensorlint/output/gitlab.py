@@ -30,7 +30,8 @@ def write(findings: Sequence[Finding], context: OutputContext) -> str:
     for finding in findings:
         path = context.relative_path(finding.filename)
         check = finding.code or "file-not-checked"
-        fingerprint = _unique(hashlib.sha256(f"{path}\0{check}\0{hashes[finding]}".encode()).hexdigest(), seen)
+        identity = f"{path}\0{check}\0{hashes[finding]}".encode("utf-8", "surrogateescape")  # names may be any bytes
+        fingerprint = _unique(hashlib.sha256(identity).hexdigest(), seen)
         issues.append(
             {
                 "type": "issue",

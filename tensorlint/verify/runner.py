@@ -61,8 +61,20 @@ def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
         if result.exists():
             verdict = Verdict.from_json(json.loads(result.read_text(encoding="utf-8")))
             return verdict
-        last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit status {process.returncode}"
-        return Verdict(INCONCLUSIVE, reason=f"the target crashed after {seconds:.1f} s: {last}", device="")
+        return Verdict(INCONCLUSIVE, reason=_ending(process.returncode, seconds, stderr), device="")
+
+
+def _ending(status: int, seconds: float, stderr: str) -> str:
+    """How a child that left no verdict ended: a signal (a crash) or an exit (sys.exit, os._exit)."""
+    if status < 0:
+        try:
+            how = f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            how = f"was killed by signal {-status}"
+    else:
+        how = f"exited with status {status} before a verdict"
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    return f"the target {how} after {seconds:.1f} s" + (f": {last}" if last else "")
 
 
 def _limits() -> None:

@@ -1,0 +1,78 @@
+"""The verifier runs the user's code: whatever that code does, the answer is a verdict, on CPU, quickly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tensorlint.verify.runner import run_job
+from tensorlint.verify.verdict import INCONCLUSIVE
+
+pytest.importorskip("torch")
+
+# Each target is a `step()` the verifier calls; what it does to the process is the test.
+HOSTILE_STEPS = {
+    "hangs": ("import time\n\ndef step():\n    time.sleep(600)\n", "timed out after 8 s"),
+    "aborts": ("import os\n\ndef step():\n    os.abort()\n", "the target was killed by SIGABRT"),
+    "segfaults": ("import ctypes\n\ndef step():\n    ctypes.string_at(0)\n", "the target was killed by SIGSEGV"),
+    "calls_sys_exit": (
+        "import sys\n\ndef step():\n    sys.exit(3)\n",
+        "the target exited with status 3 before a verdict",
+    ),
+    "calls_os_exit": (
+        "import os\n\ndef step():\n    os._exit(0)\n",
+        "the target exited with status 0 before a verdict",
+    ),
+    "forks_and_lingers": (
+        "import os, time\n\ndef step():\n    if os.fork() == 0:\n        time.sleep(600)\n        os._exit(0)\n",
+        "",  # the parent's verdict, or the timeout: the lingering child must not hold the run
+    ),
+    "exhausts_memory": (
+        "def step():\n    hoard = bytearray(64 << 30)\n",
+        "the target raised MemoryError",  # the address-space cap on CPU turns it into an exception
+    ),
+    "prints_to_stdout_and_closes_it": ("import os\n\ndef step():\n    print('x' * 10**6)\n    os.close(1)\n", ""),
+}
+TIMEOUT = 8.0
+
+
+def _job(path: Path) -> dict[str, object]:
+    return {"kind": "call", "file": str(path), "name": "step", "device": "cpu", "calls": 3, "warmup": 0}
+
+
+def test_hostile_targets_are_verdicts_never_a_hang_or_a_crash(tmp_path: Path) -> None:
+    paths = {}
+    for name, (source, _) in HOSTILE_STEPS.items():
+        paths[name] = tmp_path / f"{name}.py"
+        paths[name].write_text(source, encoding="utf-8")
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=4) as pool:  # as `tensorlint verify --jobs` runs them
+        verdicts = dict(zip(paths, pool.map(lambda p: run_job(_job(p), TIMEOUT), paths.values()), strict=True))
+    assert time.monotonic() - started < 8 * TIMEOUT
+    for name, (_, expected) in HOSTILE_STEPS.items():
+        verdict = verdicts[name]
+        assert expected in verdict.reason, (name, verdict)
+        if expected:
+            assert verdict.verdict == INCONCLUSIVE, (name, verdict)
+
+
+def test_the_command_line_reports_a_crashing_target_and_exits_normally(tmp_path: Path) -> None:
+    (tmp_path / "crash.py").write_text("import os\n\ndef step():\n    os.abort()\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "tensorlint", "verify", f"{tmp_path / 'crash.py'}::step", "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    [record] = json.loads(result.stdout)
+    assert record["runtime"]["verdict"] == INCONCLUSIVE
+    assert "killed by SIGABRT" in record["runtime"]["reason"]
+    assert "Traceback" not in result.stderr
