@@ -30,3 +30,13 @@ def root() -> Path:
 def _result_cache_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The CLI caches results in the project root; tests keep it in a temporary folder (subprocesses inherit it)."""
     os.environ["TENSORLINT_CACHE_DIR"] = str(tmp_path_factory.mktemp("tensorlint_cache"))
+
+
+def cli(*args: str) -> int:
+    """Run the CLI in-process; usage errors leave argparse by SystemExit, like the console script."""
+    from tensorlint.cli import main
+
+    try:
+        return main(list(args))
+    except SystemExit as exit:
+        return exit.code  # type: ignore[return-value]

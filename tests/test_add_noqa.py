@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli
 from tensorlint.add_noqa import add_noqa_to_source
-from tensorlint.cli import main
 from tensorlint.engine import lint_source
 
 LEAKY_LINE = "        total += nn.functional.cross_entropy(model(x), y)"
@@ -42,13 +42,6 @@ def evaluate(loader):
         )
     return total
 """
-
-
-def cli(*args: str) -> int:
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli
 from tensorlint import __version__
-from tensorlint.cli import main
 from tensorlint.rules import all_rules
 
 LEAKY = """\
@@ -47,14 +47,6 @@ class Recorder(nn.Module):
 CACHE_ROW = 13  # the `self.cache.append(h)` line
 
 CLEAN = LEAKY.replace(LEAKY_LINE, LEAKY_LINE + ".item()")
-
-
-def cli(*args: str) -> int:
-    """Run the CLI in-process; usage errors leave argparse by SystemExit, like the console script."""
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 def reported(out: str) -> list[tuple[str, int, str]]:

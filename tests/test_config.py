@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorlint.cli import main
+from conftest import cli
 
 LEAKY = """\
 import torch
@@ -38,13 +38,6 @@ class Recorder(nn.Module):
         self.cache.append(h)
         return h
 """
-
-
-def cli(*args: str) -> int:
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 def write(root: Path, relative: str, text: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorlint.cli import main
+from conftest import cli
 
 LEAKY = """\
 import torch
@@ -22,13 +22,6 @@ def evaluate(loader):
         total += nn.functional.cross_entropy(model(x), y)
     return total
 """
-
-
-def cli(*args: str) -> int:
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 def write(root: Path, relative: str, text: str = LEAKY) -> Path:

@@ -10,21 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT
-from tensorlint.cli import main
+from conftest import FIXTURES, ROOT, cli
 from tensorlint.findings import Finding, Location
 from tensorlint.notebook import mask_ipython, read_notebook
 from tensorlint.text import split_lines
 
 NOTEBOOKS = FIXTURES / "notebooks"
 LEAKY = NOTEBOOKS / "leaky_training.ipynb"
-
-
-def cli(*args: str) -> int:
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

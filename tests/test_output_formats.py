@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from tensorlint.cli import main
+from conftest import ROOT, cli
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
 from tensorlint.output import WRITERS, OutputContext, use_colour
 from tensorlint.output.github import escape_data, escape_property
@@ -29,13 +28,6 @@ def evaluate(loader):
     return total
 """
 LEAKY_ROW, LEAKY_COLUMN = 9, 9
-
-
-def cli(*args: str) -> int:
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
 
 
 @pytest.fixture
