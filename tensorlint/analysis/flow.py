@@ -1122,9 +1122,15 @@ def _scratch(facts: Facts) -> Facts:
     )
 
 
-def analyze(module: cst.Module, *, path: Path | None = None, project: Project | None = None) -> Facts:
-    """Index the module, then walk every unit, parents first."""
+def analyze(
+    module: cst.Module, *, path: Path | None = None, project: Project | None = None, only_module_body: bool = False
+) -> Facts:
+    """Index the module, then walk every unit, parents first.
+
+    A module read only for its summaries (an import of the checked file) walks its body alone:
+    each function is walked when a call first asks for its summary.
+    """
     facts = Facts(build_index(module), path=path, project=project)
-    for unit in facts.index.units:
+    for unit in [facts.index.module_unit] if only_module_body else facts.index.units:
         _Walker(facts, unit).run()
     return facts

@@ -8,6 +8,7 @@ per process, and never executed.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +32,11 @@ class Resolved:
 class Project:
     """Resolves imported names to the analysed modules that define them."""
 
-    def __init__(self) -> None:
-        self._modules: dict[Path, Facts | None] = {}
+    def __init__(self, capacity: int = 64) -> None:
+        # The most recently used modules only: a run over a large tree must not keep every
+        # imported module's tree in memory.
+        self._modules: OrderedDict[Path, Facts | None] = OrderedDict()
+        self.capacity = capacity
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
 
     def resolve(self, importer: Path, origin: str) -> Resolved | None:
@@ -48,9 +52,13 @@ class Project:
 
     def _analysed(self, path: Path) -> Facts | None:
         key = path.resolve()
-        if key not in self._modules:
+        if key in self._modules:
+            self._modules.move_to_end(key)
+        else:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
             self._modules[key] = _analyse(key, self)
+            while len(self._modules) > self.capacity:
+                self._modules.popitem(last=False)
         facts = self._modules[key]
         if facts is not None:
             self.loaded.add(key)
@@ -68,7 +76,7 @@ def _analyse(path: Path, project: Project) -> Facts | None:
         module = cst.parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
-    return analyze(module, path=path, project=project)
+    return analyze(module, path=path, project=project, only_module_body=True)
 
 
 def _candidates(importer: Path, module_name: str) -> list[Path]:
