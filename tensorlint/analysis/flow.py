@@ -19,6 +19,7 @@ import libcst as cst
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
+from tensorlint.analysis.syntax import iterates_loader
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
@@ -867,7 +868,7 @@ class _Walker:
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and self._computes(statement),
-            calls_backward or fetches or (isinstance(statement, cst.For) and self._iterates_loader(statement.iter)),
+            calls_backward or fetches or iterates_loader(statement, self.unit, self.imports),
             frozenset(_carried(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
@@ -877,15 +878,6 @@ class _Walker:
         if isinstance(loop, cst.While):
             return True
         return self._computed_iterable(loop.iter)
-
-    def _iterates_loader(self, iterable: cst.BaseExpression) -> bool:
-        """`for batch in loader`, `enumerate(tqdm(self.val_dataloader()))`: a DataLoader's batches."""
-        for name in references(iterable):
-            if "loader" in name.rsplit(".", 1)[-1].lower():
-                return True
-            if "." not in name and any(_is_loader_call(self.imports, v) for v in self.unit.lookup_bindings(name)):
-                return True
-        return False
 
     def _computed_iterable(self, iterable: cst.BaseExpression) -> bool:
         value = evaluate(iterable, self)
@@ -908,12 +900,6 @@ def _join_values(values: Sequence[Value]) -> Value:
     for value in values:
         joined = joined.join(value)
     return joined
-
-
-def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
-    if not isinstance(value, cst.Call):
-        return False
-    return (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader")
 
 
 def _carried(loop: cst.For | cst.While) -> set[str]:
