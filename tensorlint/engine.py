@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tensorlint.analysis import analyze
+from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
@@ -42,7 +43,10 @@ def lint_source(
     enabled = all_codes() if codes is None else frozenset(codes)
     if not needs_engine(source, enabled, apply_noqa=apply_noqa):
         return []
-    findings, analysed = _analyse(source, filename, enabled, project)
+    # No cyclic garbage collection while a tree is alive: the collector would walk its million
+    # nodes again and again and find nothing. The tree is freed by reference counting on return.
+    with gc_paused():
+        findings, analysed = _analyse(source, filename, enabled, project)
     report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
     if not apply_noqa or not (findings or report_unused_noqa):
         return findings
@@ -64,7 +68,7 @@ def _analyse(source: str, filename: str, codes: Collection[str], project: Projec
         where = Location(row, 1)
         return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as error:
         return [_syntax_error(error, source, filename)], False
     except (RecursionError, MemoryError) as error:

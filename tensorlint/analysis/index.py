@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 import libcst as cst
 
@@ -102,6 +103,7 @@ class Unit:
     declared_global: set[str] = field(default_factory=set)
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
+    nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see syntax.placed
 
     @property
     def name(self) -> str:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tensorlint.analysis.parse import parse_module
+
 if TYPE_CHECKING:
     from tensorlint.analysis.flow import Facts
 
@@ -38,13 +40,17 @@ class Project:
         self._modules: OrderedDict[Path, Facts | None] = OrderedDict()
         self.capacity = capacity
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
+        self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
 
     def resolve(self, importer: Path, origin: str) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
         module_name, _, name = origin.rpartition(".")
         if not module_name or not name:
             return None
-        for path in _candidates(importer, module_name):
+        key = (importer, module_name)
+        if key not in self._found:  # a module imports the same names many times over
+            self._found[key] = _candidates(importer, module_name)
+        for path in self._found[key]:
             facts = self._analysed(path)
             if facts is not None:
                 return Resolved(facts, name, path)
@@ -73,7 +79,7 @@ def _analyse(path: Path, project: Project) -> Facts | None:
             return None
         from tensorlint.source import read_source
 
-        module = cst.parse_module(read_source(path))
+        module = parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
     return analyze(module, path=path, project=project, only_module_body=True)

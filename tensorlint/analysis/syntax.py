@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import libcst as cst
 
 from tensorlint.analysis.index import ModuleIndex, Unit, all_params
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, references
-from tensorlint.analysis.walk import children, walk
-
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+from tensorlint.analysis.walk import SCOPES, children, walk
 
 
 @dataclass(frozen=True)
@@ -27,25 +26,49 @@ class Place:
     handlers: tuple[cst.ExceptHandler | cst.ExceptStarHandler, ...] = ()
 
 
-def placed(unit: Unit) -> Iterator[tuple[cst.CSTNode, Place]]:
-    """Every node of the unit's own code with its place; nested scopes are yielded, not entered."""
+Placed = list[tuple[cst.CSTNode, Place]]
+Node = TypeVar("Node", bound=cst.CSTNode)
+_LOOPS = frozenset([cst.For, cst.While])
+_HANDLERS = frozenset([cst.ExceptHandler, cst.ExceptStarHandler])
+
+
+def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
+    """The nodes of class `kind` (a concrete class) in the unit's own code, in source order,
+    with their places; nested scopes are included, not entered. Several rules ask, so the
+    unit's nodes are walked once and kept, grouped by class."""
+    if unit.nodes_by_kind is None:
+        unit.nodes_by_kind = _placed_by_kind(unit)
+    return cast("list[tuple[Node, Place]]", unit.nodes_by_kind.get(kind, []))
+
+
+def _in_source_order(unit: Unit) -> Iterator[tuple[cst.CSTNode, Place]]:
     node = unit.node
     start = node.body if isinstance(node, (cst.FunctionDef, cst.Lambda)) else node
-    stack: list[tuple[cst.CSTNode, Place]] = [(child, Place()) for child in reversed(list(children(start)))]
+    stack: Placed = [(child, Place()) for child in reversed(list(children(start)))]
     while stack:
         current, place = stack.pop()
         yield current, place
-        if isinstance(current, _SCOPES):
+        kind = type(current)
+        if kind in SCOPES:
             continue
-        below: list[tuple[cst.CSTNode, Place]] = []
+        below: Placed = []
         for child in children(current):
             inner = place
-            if isinstance(current, (cst.For, cst.While)) and child is current.body:
-                inner = Place((*place.loops, current), place.handlers)
-            elif isinstance(current, (cst.ExceptHandler, cst.ExceptStarHandler)) and child is current.body:
-                inner = Place(place.loops, (*place.handlers, current))
+            if child is getattr(current, "body", None):
+                if kind in _LOOPS:
+                    inner = Place((*place.loops, cast("cst.For | cst.While", current)), place.handlers)
+                elif kind in _HANDLERS:
+                    handler = cast("cst.ExceptHandler | cst.ExceptStarHandler", current)
+                    inner = Place(place.loops, (*place.handlers, handler))
             below.append((child, inner))
         stack.extend(reversed(below))
+
+
+def _placed_by_kind(unit: Unit) -> dict[type, Placed]:
+    grouped: dict[type, Placed] = {}
+    for node, place in _in_source_order(unit):
+        grouped.setdefault(type(node), []).append((node, place))
+    return grouped
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

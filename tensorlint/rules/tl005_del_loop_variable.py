@@ -120,9 +120,8 @@ class DelLoopVariable(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
-            for node, _ in placed(unit):
-                if isinstance(node, cst.For):
-                    yield from self._loop(facts, unit, node)
+            for node, _ in placed(unit, cst.For):
+                yield from self._loop(facts, unit, node)
 
     def _loop(self, facts: Facts, unit: Unit, loop: cst.For) -> Iterator[Report]:
         held = _held_targets(facts, unit, loop.iter, loop.target)

@@ -176,12 +176,11 @@ class OomRetryInExcept(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
-            for node, _ in placed(unit):
-                if isinstance(node, cst.Try):
-                    for handler in node.handlers:
-                        report = _retry(facts, unit, node, handler)
-                        if report is not None:
-                            yield report
+            for node, _ in placed(unit, cst.Try):
+                for handler in node.handlers:
+                    report = _retry(facts, unit, node, handler)
+                    if report is not None:
+                        yield report
 
 
 def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandler) -> Report | None:

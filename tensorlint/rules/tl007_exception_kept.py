@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 
 import libcst as cst
 
@@ -144,7 +145,8 @@ class ExceptionKept(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
-            for node, place in placed(unit):
+            stores = chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign))
+            for node, place in stores:
                 if not place.handlers:
                     continue
                 names = _exception_names(place)

@@ -118,15 +118,15 @@ class HookRegisteredRepeatedly(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
-            if _clears_hooks(unit):
+            registrations = [
+                (node.value, place)
+                for node, place in placed(unit, cst.Expr)
+                if isinstance(node.value, cst.Call) and callee_name(node.value) in MODULE_HOOK_REGISTRATIONS
+            ]
+            if not registrations or _clears_hooks(unit):
                 continue
-            for node, place in placed(unit):
-                if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)):
-                    continue
-                call = node.value
+            for call, place in registrations:
                 registration = callee_name(call)
-                if registration not in MODULE_HOOK_REGISTRATIONS:
-                    continue
                 where = _repeated(facts, unit, place, call)
                 if where is None:
                     continue
@@ -178,8 +178,8 @@ def _clears_hooks(unit: Unit) -> bool:
     """`handle.remove()` or `module._forward_hooks.clear()` in the function: hooks are managed."""
     if unit.removes_hooks:
         return True
-    for node in own_nodes(unit.node):
-        if isinstance(node, cst.Call) and callee_name(node) == "clear":
+    for node, _ in placed(unit, cst.Call):
+        if callee_name(node) == "clear":
             owner = receiver(node)
             if owner is not None and "hooks" in (dotted_name(owner) or ""):
                 return True
