@@ -47,7 +47,7 @@ def lint_source(
     # nodes again and again and find nothing. The tree is freed by reference counting on return.
     with gc_paused():
         findings, analysed = _analyse(source, filename, enabled, project)
-    report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and "noqa" in source.lower()
+    report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and UnusedNoqa.may_apply(source)
     if not apply_noqa or not (findings or report_unused_noqa):
         return findings
     suppressions = parse_suppressions(source)

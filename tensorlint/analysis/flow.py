@@ -1019,9 +1019,10 @@ def _calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
         if done:
             found.append(node)  # type: ignore[arg-type]
             continue
-        if isinstance(node, (cst.Call, cst.Yield)):
+        kind = type(node)  # compared by type: isinstance against LibCST's ABCs is slow
+        if kind is cst.Call or kind is cst.Yield:
             stack.append((node, True))
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             stack.extend((p.default, False) for p in all_params(node.params) if p.default is not None)
             continue
         stack.extend((child, False) for child in reversed(list(children(node))))
@@ -1117,6 +1118,31 @@ def analyze(
     each function is walked when a call first asks for its summary.
     """
     facts = Facts(build_index(module), path=path, project=project)
-    for unit in [facts.index.module_unit] if only_module_body else facts.index.units:
-        _Walker(facts, unit).run()
+    if only_module_body:
+        _Walker(facts, facts.index.module_unit).run()
+        return facts
+    units = facts.index.units
+    walked = _worth_walking(units)
+    position = 0
+    while position < len(units):  # the walk adds units for lambdas it meets: they are walked too
+        unit = units[position]
+        if position >= len(walked) or walked[position]:
+            _Walker(facts, unit).run()
+        position += 1
     return facts
+
+
+def _worth_walking(units: list[Unit]) -> list[bool]:
+    """Which units the flow pass walks: those whose events a rule can report (a role, a loop, a
+    lambda or nested def, a `try`), those whose final names other units read (setting `self.x`),
+    and the units around them (a closure reads its parents' names). A function skipped here is
+    still walked for its summary when a walked unit calls it."""
+    position_of = {id(unit): position for position, unit in enumerate(units)}
+    walked = [
+        bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes) for unit in units
+    ]
+    for position in range(len(units) - 1, 0, -1):  # children come after their parents
+        parent = units[position].parent
+        if walked[position] and parent is not None:
+            walked[position_of[id(parent)]] = True
+    return walked

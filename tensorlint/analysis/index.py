@@ -7,6 +7,7 @@ hook registrations make forward code, DataLoader arguments make worker code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -18,6 +19,7 @@ from tensorlint.analysis.values import is_loss_name, is_torch_module_class
 from tensorlint.analysis.walk import children, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
+_Handler = Callable[[Any], None]  # an _Indexer's visit_X or leave_X
 
 
 class Role(str, Enum):
@@ -104,6 +106,12 @@ class Unit:
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
     nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see syntax.placed
+    # What the unit's own code holds (not nested functions'): the flow pass skips units whose
+    # walk cannot give any rule something to report.
+    has_loop: bool = False  # a `for` or `while` statement
+    has_try: bool = False
+    has_nested: bool = False  # a lambda or a nested def
+    sets_attributes: bool = False  # `self.x = ...`: its final names give the attribute's value
 
     @property
     def name(self) -> str:
@@ -196,25 +204,36 @@ class _Indexer:
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
+        self._handler_cache: dict[type, tuple[_Handler | None, _Handler | None]] = {}
 
     @property
     def unit(self) -> Unit:
         return self.unit_stack[-1]
 
     def run(self, module: cst.Module) -> None:
-        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        stack: list[tuple[cst.CSTNode, _Handler | None]] = [(module, None)]  # (node, its leave_ when leaving)
         while stack:
             node, leaving = stack.pop()
-            name = type(node).__name__
-            if leaving:
-                getattr(self, f"leave_{name}")(node)
+            if leaving is not None:
+                leaving(node)
                 continue
-            visit = getattr(self, f"visit_{name}", None)
+            visit, leave = self._handlers(type(node))
             if visit is not None:
                 visit(node)
-            if hasattr(self, f"leave_{name}"):
-                stack.append((node, True))
-            stack.extend((child, False) for child in reversed(list(children(node))))
+            if leave is not None:
+                stack.append((node, leave))
+            stack.extend((child, None) for child in reversed(list(children(node))))
+
+    def _handlers(self, kind: type) -> tuple[_Handler | None, _Handler | None]:
+        """The `visit_` and `leave_` methods for a node class, looked up once per class."""
+        found = self._handler_cache.get(kind)
+        if found is None:
+            name = kind.__name__
+            found = self._handler_cache[kind] = (
+                getattr(self, f"visit_{name}", None),
+                getattr(self, f"leave_{name}", None),
+            )
+        return found
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)
@@ -246,6 +265,8 @@ class _Indexer:
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         cls = self.class_stack[-1]
         parent = self.unit
+        if cls is None:
+            parent.has_nested = True
         if cls is not None:  # a method
             params = node.params.params
             self_name = params[0].name.value if params and not _is_static(node) else None
@@ -267,6 +288,16 @@ class _Indexer:
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.lambda_parents[id(node)] = self.unit
+        self.unit.has_nested = True
+
+    def visit_While(self, node: cst.While) -> None:
+        self.unit.has_loop = True
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.unit.has_try = True
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        self.unit.has_try = True
 
     def visit_Global(self, node: cst.Global) -> None:
         self.unit.declared_global.update(n.name.value for n in node.names)
@@ -280,6 +311,7 @@ class _Indexer:
             self._bind(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
+        self.unit.has_loop = True
         self._bind(node.target, None)
 
     def visit_Del(self, node: cst.Del) -> None:
@@ -311,6 +343,7 @@ class _Indexer:
             cls = self.unit.cls
             assert cls is not None
             cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
+            self.unit.sets_attributes = True
             method = self.unit.method_unit()
             if method is not None and method.name != "__init__" and _resets(value, target):
                 cls.managed.add(attribute)

@@ -76,10 +76,10 @@ def _as_name(asname: cst.AsName) -> str | None:
 def dotted_name(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names and attributes, else None."""
     parts: list[str] = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:  # by type: isinstance against LibCST's ABCs is slow
         parts.append(expr.attr.value)
         expr = expr.value
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return None
     parts.append(expr.value)
     return ".".join(reversed(parts))
@@ -88,16 +88,16 @@ def dotted_name(expr: cst.BaseExpression) -> str | None:
 def callee_name(call: cst.Call) -> str | None:
     """The last name of what is called: `append` for `self.x.append(...)`."""
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value
     return None
 
 
 def receiver(call: cst.Call) -> cst.BaseExpression | None:
     """`self.x` for `self.x.append(...)`; None for a plain function call."""
-    return call.func.value if isinstance(call.func, cst.Attribute) else None
+    return call.func.value if type(call.func) is cst.Attribute else None
 
 
 def argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.BaseExpression | None:
@@ -135,17 +135,17 @@ def _loads(node: cst.CSTNode, *, chains: bool = False) -> Iterator[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             yield current.value
-        elif isinstance(current, cst.Attribute):
+        elif type(current) is cst.Attribute:
             dotted = dotted_name(current) if chains else None
             if dotted is not None:
                 yield dotted
             else:
                 stack.append(current.value)  # `x.name` reads x, not `name`
-        elif isinstance(current, cst.Arg):
+        elif type(current) is cst.Arg:
             stack.append(current.value)  # keyword names are not reads
-        elif not isinstance(current, cst.Lambda):
+        elif type(current) is not cst.Lambda:
             stack.extend(children(current))
 
 

@@ -259,44 +259,46 @@ class Scope(Protocol):
 
 def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     """What is known of `expr`'s value, in the given scope."""
-    if isinstance(expr, cst.Name):
+    # Compared by type, not isinstance: these node classes are final, and isinstance against
+    # LibCST's ABCs is the analysis' most frequent slow call.
+    if type(expr) is cst.Name:
         return scope.lookup(expr.value)
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return _attribute(expr, scope)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return _call(expr, scope)
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         base = evaluate(expr.value, scope)
         if base.module and not base.tensor:
             return MODULE  # self.blocks[i]
         return _derived(base, scope) if base.tensor else UNKNOWN
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
-    if isinstance(expr, cst.UnaryOperation):
+    if type(expr) is cst.UnaryOperation:
         if isinstance(expr.operator, cst.Not):
             return UNKNOWN
         return _arithmetic(evaluate(expr.expression, scope), scope)
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         operands = [expr.left, *(c.comparator for c in expr.comparisons)]
         return TENSOR if any(evaluate(o, scope).tensor for o in operands) else UNKNOWN
-    if isinstance(expr, cst.BooleanOperation):
+    if type(expr) is cst.BooleanOperation:
         return evaluate(expr.left, scope).join(evaluate(expr.right, scope))
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return evaluate(expr.body, scope).join(evaluate(expr.orelse, scope))
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return _join(evaluate(e.value, scope) for e in expr.elements)
-    if isinstance(expr, cst.Dict):
+    if type(expr) is cst.Dict:
         return _join(evaluate(e.value, scope) for e in expr.elements if isinstance(e, cst.DictElement))
     if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return _comprehension(expr, scope)
     if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
         text = string_value(expr)
         return CUDA if text is not None and text.startswith("cuda") else UNKNOWN
-    if isinstance(expr, cst.NamedExpr):
+    if type(expr) is cst.NamedExpr:
         return evaluate(expr.value, scope)
     if isinstance(expr, (cst.Integer, cst.Float)):
         return SCALAR
-    if isinstance(expr, cst.Lambda):
+    if type(expr) is cst.Lambda:
         return scope.closure_value(expr)
     return UNKNOWN
 

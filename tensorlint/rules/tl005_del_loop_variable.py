@@ -120,6 +120,8 @@ class DelLoopVariable(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
+            if not unit.has_loop:
+                continue
             for node, _ in placed(unit, cst.For):
                 yield from self._loop(facts, unit, node)
 

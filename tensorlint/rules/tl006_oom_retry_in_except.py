@@ -176,6 +176,8 @@ class OomRetryInExcept(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
+            if not unit.has_try:
+                continue
             for node, _ in placed(unit, cst.Try):
                 for handler in node.handlers:
                     report = _retry(facts, unit, node, handler)

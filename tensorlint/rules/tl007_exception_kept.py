@@ -145,6 +145,8 @@ class ExceptionKept(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
+            if not unit.has_try:
+                continue  # only code in an `except` block holds a caught exception
             stores = chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign))
             for node, place in stores:
                 if not place.handlers:

@@ -117,7 +117,10 @@ class HookRegisteredRepeatedly(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
+        registering = {id(unit) for _, unit, role in facts.index.hook_calls if role is Role.MODULE_HOOK}
         for unit in facts.index.units:
+            if id(unit) not in registering:
+                continue
             registrations = [
                 (node.value, place)
                 for node, place in placed(unit, cst.Expr)

@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 from tensorlint.analysis import Facts
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
-from tensorlint.noqa import Directive, Suppressions
+from tensorlint.noqa import NOQA_INLINE, Directive, Suppressions
 from tensorlint.rule import Report, Rule
 from tensorlint.rules import all_codes
 
@@ -108,6 +108,12 @@ class UnusedNoqa(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         return iter(())  # reported by `unused_directives`, called from the engine
+
+    @staticmethod
+    def may_apply(source: str) -> bool:
+        """Whether any `# noqa` names a TL code: only those can be unused (reading every
+        directive's place takes a tokenizer pass, which most files need not pay)."""
+        return any(OWN_PREFIX in (match.group("codes") or "").upper() for match in NOQA_INLINE.finditer(source))
 
     @classmethod
     def unused_directives(
