@@ -8,6 +8,7 @@ per process, and never executed.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +17,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tensorlint.analysis.parse import parse_module
+from tensorlint.source import read_source
 
 if TYPE_CHECKING:
     from tensorlint.analysis.flow import Facts
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Project:
         self.capacity = capacity
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
+        self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
 
     def resolve(self, importer: Path, origin: str) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
@@ -51,10 +55,24 @@ class Project:
         if key not in self._found:  # a module imports the same names many times over
             self._found[key] = _candidates(importer, module_name)
         for path in self._found[key]:
+            self.loaded.add(path.resolve())  # the result depends on this file, found there or not
+            if name not in self._defined_names(path):
+                continue  # a package's `__init__` that re-exports, a module without it: not parsed
             facts = self._analysed(path)
             if facts is not None:
                 return Resolved(facts, name, path)
         return None
+
+    def _defined_names(self, path: Path) -> frozenset[str]:
+        """The names that `def` or `class` statements in the file bind (a text scan: a superset)."""
+        names = self._definitions.get(path)
+        if names is None:
+            try:
+                text = read_source(path) if path.stat().st_size <= _MAX_BYTES else ""
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+                text = ""
+            names = self._definitions[path] = frozenset(_DEFINITION.findall(text))
+        return names
 
     def _analysed(self, path: Path) -> Facts | None:
         key = path.resolve()
@@ -65,10 +83,7 @@ class Project:
             self._modules[key] = _analyse(key, self)
             while len(self._modules) > self.capacity:
                 self._modules.popitem(last=False)
-        facts = self._modules[key]
-        if facts is not None:
-            self.loaded.add(key)
-        return facts
+        return self._modules[key]
 
 
 def _analyse(path: Path, project: Project) -> Facts | None:
@@ -77,8 +92,6 @@ def _analyse(path: Path, project: Project) -> Facts | None:
     try:
         if path.stat().st_size > _MAX_BYTES:
             return None
-        from tensorlint.source import read_source
-
         module = parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
