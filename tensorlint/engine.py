@@ -94,7 +94,9 @@ def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     findings = []
     for code, report in reports:
-        span = positions[report.node]
+        span = positions.get(report.node)
+        if span is None:  # a node from another module's tree: never the user's to see
+            continue
         findings.append(
             Finding(
                 code=code,

@@ -103,3 +103,20 @@ def test_the_cache_forgets_a_file_when_a_module_it_imports_changes(tmp_path: Pat
     helpers.write_text(helpers.read_text(encoding="utf-8").replace("self.sum += val * n", "self.sum += float(val) * n"))
     assert rows() == ["pkg/train.py:16:9"]
     assert train.exists()
+
+
+def test_a_closure_returned_by_another_module_is_not_reported_at_a_node_of_that_module(tmp_path: Path) -> None:
+    # The closure's node lives in helper.py's tree: a finding in main.py cannot point at it,
+    # and looking up its position used to fail the whole file with an internal error.
+    (tmp_path / "helper.py").write_text(
+        "import torch\n\n\ndef checkpoint(t):\n    saved = t.clone()\n\n"
+        "    def restore():\n        t.copy_(saved)\n\n    return restore\n"
+    )
+    main = tmp_path / "main.py"
+    main.write_text(
+        "import torch\nfrom torch import nn\n\nfrom helper import checkpoint\n\n\n"
+        "class Tracer(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.zeros(3))\n        self.restore = checkpoint(torch.zeros(3))\n"
+    )
+    assert lint_file(main) == []
+    assert [f.code for f in lint_file(tmp_path / "helper.py")] == []

@@ -19,7 +19,7 @@ import libcst as cst
 from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.syntax import iterates_loader
+from tensorlint.analysis.syntax import iterates_loader, placed
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
@@ -115,6 +115,7 @@ class ClosureEscape:
     # A hook on a tensor that captures what holds that tensor: a reference cycle (the names: the
     # tensor, and the expression that holds it).
     cycle: tuple[str, str] | None = None
+    local_container: str | None = None  # stored in this function's own list or dict, by name
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,6 +205,32 @@ class Facts:
                 return ("closure" if owner is not unit else "local"), "managed"
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
+
+
+def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
+    """`seeds` and the names whose values flow into them in the unit's own code: assigned to
+    them (`result = f(x)`), put into them (`result.append(x)`), or iterated into them
+    (`for x in embeds: result.append(x)`)."""
+    reached = set(seeds)
+    if not reached:
+        return reached
+    flows: list[tuple[set[str], set[str]]] = []  # (names written, names whose values they take)
+    for assign, _ in placed(unit, cst.Assign):
+        written = {name for target in assign.targets for name in names_in(target.target)}
+        flows.append((written, names_in(assign.value)))
+    for loop, _ in placed(unit, cst.For):
+        flows.append((names_in(loop.target), names_in(loop.iter)))
+    for call, _ in placed(unit, cst.Call):
+        if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
+            flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
+    changed = True
+    while changed:
+        changed = False
+        for written, read in flows:
+            if written & reached and not read <= reached:
+                reached |= read
+                changed = True
+    return reached
 
 
 def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
@@ -373,6 +400,10 @@ class _Walker:
             result = replace(summary.returns_given_graph, graph=False, sources=frozenset())
         else:
             result = summary.returns_plain
+        if facts is not self.facts and result.closure is not None:
+            # A closure made in another module: its node is not in this file, so no finding
+            # can point at it here.
+            result = replace(result, closure=None, captured=())
         return result if self.grad_enabled else result.without_graph()
 
     def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
@@ -646,7 +677,7 @@ class _Walker:
                 )
             self._escape(value, f"stored in `{dotted_name(target) or target.attr.value}`")
         elif isinstance(target, cst.Subscript):
-            self._escape(value, "stored in a container")
+            self._escape(value, "stored in a container", target.value)
             self.facts.stores.append(
                 Store(node, self.unit, target.value, value, value_expr, self._key_varies(target), tuple(self.loops))
             )
@@ -740,7 +771,7 @@ class _Walker:
         if inner is not None:
             container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
-        self._escape(value, "stored in a container")
+        self._escape(value, "stored in a container", container)
         self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit) -> None:
@@ -811,9 +842,12 @@ class _Walker:
                     )
                     break
 
-    def _escape(self, value: Value, how: str) -> None:
+    def _escape(self, value: Value, how: str, container: cst.BaseExpression | None = None) -> None:
         if value.closure is None or not value.captured:
             return
+        local = None
+        if container is not None and self.facts.container_kind(self.unit, container)[0] == "local":
+            local = root_name(container)  # outlives the call only if the container does
         captured = value.captured
         if how in ("returned", "yielded"):
             # Handed back to the caller, a closure over the caller's own tensors (parameters)
@@ -821,7 +855,7 @@ class _Walker:
             params = {p.name.value for p in _params(self.unit)}
             captured = tuple(n for n in captured if n not in params)
         if captured:
-            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how))
+            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how, local_container=local))
 
     def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> CudaWork | None:
         qualified = self.imports.qualify(call.func)

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
+from tensorlint.analysis.flow import STORE_METHODS, ClosureEscape, names_reaching
 from tensorlint.analysis.index import all_params
-from tensorlint.analysis.names import callee_name, receiver
+from tensorlint.analysis.names import callee_name, names_in, receiver
+from tensorlint.analysis.syntax import placed
 from tensorlint.analysis.walk import walk
 from tensorlint.findings import Applicability
 from tensorlint.rule import NodeFix, Report, Rule
@@ -39,8 +41,10 @@ class ClosureCapturesTensor(Rule):
     Not reported: a lambda called at once, passed as `key=` or to `sorted`/`map`/`filter`, an
     optimizer `step(closure)`, `torch.utils.checkpoint`, a hook registered on a local
     intermediate tensor (it lives as long as that tensor's graph), closures that capture only
-    Python values, modules or `self`, and default arguments bound to Python values
-    (`lambda s=loss.item(): s`).
+    Python values, modules or `self`, default arguments bound to Python values
+    (`lambda s=loss.item(): s`), and closures put in the function's own list or dict when that
+    container is not returned, stored or captured by a closure that is: all die with the call.
+    A closure returned by a function of another module is not followed.
 
     ## Example
     ```python
@@ -121,6 +125,8 @@ class ClosureCapturesTensor(Rule):
         for escape in facts.escapes:
             if id(escape.node) in reported:
                 continue
+            if escape.local_container is not None and not _container_outlives_call(facts, escape):
+                continue  # a list of callbacks that dies with the call
             reported.add(id(escape.node))
             names = ", ".join(f"`{n}`" for n in escape.captured)
             kind = "lambda" if isinstance(escape.node, cst.Lambda) else "closure"
@@ -209,3 +215,28 @@ def _append_params(params: cst.Parameters, extra: list[cst.Param]) -> cst.Parame
     if params.posonly_params and not existing:
         return params.with_changes(params=fixed_extra)
     return params.with_changes(params=[*existing, *fixed_extra])
+
+
+def _container_outlives_call(facts: Facts, escape: ClosureEscape) -> bool:
+    """Whether the function's own container that holds the closure is kept after the call:
+    returned, stored in an attribute or a global (itself or what it flows into), or read by
+    another closure that escapes."""
+    unit = escape.unit
+    kept = set(facts.returned.get(id(unit), set())) | unit.declared_global
+    for assign, _ in placed(unit, cst.Assign):
+        if any(isinstance(target.target, (cst.Attribute, cst.Subscript)) for target in assign.targets):
+            kept |= names_in(assign.value)
+    for call, _ in placed(unit, cst.Call):
+        func = call.func  # self.callbacks.append(fns)
+        if (
+            callee_name(call) in STORE_METHODS
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Attribute)
+        ):
+            kept |= {name for arg in call.args for name in names_in(arg.value)}
+    if escape.local_container in names_reaching(unit, kept):
+        return True
+    return any(
+        other.unit is unit and other.local_container is None and escape.local_container in names_in(other.node)
+        for other in facts.escapes
+    )

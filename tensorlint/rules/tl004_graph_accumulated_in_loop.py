@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import Accumulation, Loop, Store, root_name
+from tensorlint.analysis.flow import Accumulation, Loop, Store, names_reaching, root_name
 from tensorlint.analysis.index import Role, Unit
 from tensorlint.analysis.names import callee_name, dotted_name, string_value
 from tensorlint.analysis.values import is_loss_name
@@ -46,8 +46,10 @@ class GraphAccumulatedInLoop(Rule):
     decorator), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
     are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
-    `forward` or in a loop over modules, and values carried from one iteration to the next
-    (`h = cell(x, h)`) in a loop without `backward()`.
+    `forward` or in a loop over modules, values carried from one iteration to the next
+    (`h = cell(x, h)`) in a loop without `backward()`, and lists filled by a loop that does not
+    feed data (no DataLoader, `next()` or `backward()`) when they reach what the function
+    returns, directly or through other lists (one embedding per adapter, returned).
 
     ## Example
     ```python
@@ -162,7 +164,7 @@ class GraphAccumulatedInLoop(Rule):
                 cls = event.unit.cls
                 if cls is not None and cls.is_module:
                     continue  # model code: its loops over tiles, chunks or lists build the output
-                if root in facts.returned.get(id(event.unit), ()):
+                if root in names_reaching(event.unit, facts.returned.get(id(event.unit), set())):
                     continue  # builds the function's result, not a loop over data
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
