@@ -2,11 +2,12 @@
 
     python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--dest DIR]
 
-Every tool checks the same folder with its default rules and its default parallelism (all
-cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` a copy of
-every K-th file of it (`DIR/sample-K`), for machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv, TorchFix
-in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use. Each
-timing is the median of several runs of the whole command, wall clock and CPU time (user +
+Every tool checks the same files with its default rules and its default parallelism (all
+cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` every K-th
+file of it, checked in place (imports resolve to the files around them, as in a real tree), for
+machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv,
+TorchFix in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use.
+Each timing is the median of several runs of the whole command, wall clock and CPU time (user +
 system, workers included: steadier than wall time on a shared machine); peak memory is the
 largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
 Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
@@ -115,33 +116,31 @@ def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, be
     return Timing(name, statistics.median(seconds), seconds, cpu, max(peak for _, peak, _ in samples), files)
 
 
-def sample(corpus: Path, every: int) -> Path:
-    """A copy of every `every`-th file of the corpus (in sorted order), paths kept."""
-    target = corpus.parent / f"sample-{every}"
-    if not (target / ".complete").exists():
-        shutil.rmtree(target, ignore_errors=True)
-        for path in sorted(corpus.rglob("*.py"))[::every]:
-            copy = target / path.relative_to(corpus)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copy)
-        (target / ".complete").touch()
-    return target
+def sample(corpus: Path, every: int) -> list[str]:
+    """Every `every`-th file of the corpus (in sorted order), as paths relative to it: each tool
+    checks them in place, so that imports resolve to the files around them as in a real tree."""
+    if every <= 1:
+        return ["."]
+    return [str(path.relative_to(corpus)) for path in sorted(corpus.rglob("*.py"))[::every]]
+
+
+def count_files(corpus: Path, targets: list[str]) -> int:
+    return sum(1 for _ in corpus.rglob("*.py")) if targets == ["."] else len(targets)
 
 
 def memory_scaling(corpus: Path, every: int) -> list[tuple[int, float]]:
-    """(files, peak MiB) of cold tensorlint runs over nested samples: 1/4, 1/2 and all of `corpus`."""
+    """(files, peak MiB) of cold tensorlint runs over nested samples: 1/4, 1/2 and all of the sample."""
     points = []
     for factor in (4, 2, 1):
-        folder = sample(corpus, every * factor) if every * factor > 1 else corpus
-        files = sum(1 for _ in folder.rglob("*.py"))
-        _, peak, _ = measure([*TENSORLINT, "--no-cache", "."], folder)
-        points.append((files, peak))
-        print(f"  memory: {files} files, {peak:.0f} MiB", file=sys.stderr)
+        targets = sample(corpus, every * factor)
+        _, peak, _ = measure([*TENSORLINT, "--no-cache", *targets], corpus)
+        points.append((count_files(corpus, targets), peak))
+        print(f"  memory: {points[-1][0]} files, {peak:.0f} MiB", file=sys.stderr)
     return points
 
 
-def run_all(corpus: Path, dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
-    files = sum(1 for _ in corpus.rglob("*.py"))
+def run_all(corpus: Path, targets: list[str], dest: Path, runs: int, torchfix_runs: int) -> list[Timing]:
+    files = count_files(corpus, targets)
     peers = ensure_venv(dest / "venvs" / "peers", ["-c", str(ROOT / "constraints.txt"), "ruff", "flake8"])
     torchfix = ensure_venv(dest / "venvs" / "torchfix", ["torchfix==0.7.0"])
     work = Path(tempfile.mkdtemp(prefix="tensorlint-bench-"))
@@ -150,16 +149,16 @@ def run_all(corpus: Path, dest: Path, runs: int, torchfix_runs: int) -> list[Tim
     def clear_tensorlint_cache() -> None:
         shutil.rmtree(tl_cache, ignore_errors=True)
 
-    cached = [*TENSORLINT, "--cache-dir", str(tl_cache), "."]
+    cached = [*TENSORLINT, "--cache-dir", str(tl_cache), *targets]
     ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet"]
     results = [
         timed("tensorlint cold", cached, corpus, files, runs, before=clear_tensorlint_cache),
         timed("tensorlint warm", cached, corpus, files, runs),
-        timed("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", "."], corpus, files, runs),
-        timed("ruff", [*ruff, "--no-cache", "."], corpus, files, runs),
-        timed("ruff cached", [*ruff, "--cache-dir", str(ruff_cache), "."], corpus, files, runs + 1),
-        timed("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", "."], corpus, files, runs),
-        timed("TorchFix", [str(torchfix / "torchfix"), "."], corpus, files, torchfix_runs),
+        timed("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", *targets], corpus, files, runs),
+        timed("ruff", [*ruff, "--no-cache", *targets], corpus, files, runs),
+        timed("ruff cached", [*ruff, "--cache-dir", str(ruff_cache), *targets], corpus, files, runs + 1),
+        timed("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", *targets], corpus, files, runs),
+        timed("TorchFix", [str(torchfix / "torchfix"), *targets], corpus, files, torchfix_runs),
     ]
     shutil.rmtree(work, ignore_errors=True)
     return results
@@ -203,20 +202,21 @@ def main() -> None:
     options = parser.parse_args()
     corpus = fetch(options.dest)
     every = max(options.sample, 1)
-    folder = sample(corpus, every) if every > 1 else corpus
+    targets = sample(corpus, every)
     load_before = os.getloadavg()
-    results = run_all(folder, options.dest, options.runs, options.torchfix_runs)
+    results = run_all(corpus, targets, options.dest, options.runs, options.torchfix_runs)
     scaling = memory_scaling(corpus, every)
     report = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": machine(),
         "load average before, after": [load_before, os.getloadavg()],
-        "folder": str(folder),
+        "corpus": str(corpus),
+        "every": every,
         "results": [asdict(t) for t in results],
         "memory scaling (files, peak MiB)": scaling,
     }
     (options.dest / "speed.json").write_text(json.dumps(report, indent=2))
-    print(f"{report['date']}, {report['machine']}, {results[0].files} files in {folder}")
+    print(f"{report['date']}, {report['machine']}, {results[0].files} files of {corpus} (every {every}th)")
     print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}\n")
     print(markdown(results))
     print("| files | peak MiB (tensorlint cold) |\n|---:|---:|")
