@@ -30,20 +30,15 @@ def _tracked() -> int:
     return len(gc.get_objects()) + gc.get_freeze_count()
 
 
-def _runs_ending_with_a_full_collection() -> int:
-    every = parse._FILES_BETWEEN_FULL_COLLECTIONS
-    return 3 * every - parse._files_since_full_collection % every
-
-
 def test_collector_state_is_restored_and_dead_trees_are_freed() -> None:
     assert gc.isenabled()
     lint_source(SOURCE)  # warm up: imports, caches
     before = _tracked()
-    for _ in range(_runs_ending_with_a_full_collection()):
+    for _ in range(200):
         assert [f.code for f in lint_source(SOURCE)] == ["TL001"]
         assert gc.isenabled()
-    # Every tree made above is garbage now, frozen or not: what is left is caches, not a tree
-    # per call (one tree of this module is about 1,500 objects).
+    # Every tree made above is garbage now: what is left is caches, not a tree per call (one
+    # tree of this module is about 1,500 objects).
     assert _tracked() - before < 1_500
 
 
@@ -79,6 +74,6 @@ def test_modules_the_project_drops_are_freed(tmp_path) -> None:
     lint(0)
     lint(1)
     before = _tracked()
-    for index in range(_runs_ending_with_a_full_collection()):
+    for index in range(40):  # 40 modules dropped: a full collection after each
         lint(index)
     assert _tracked() - before < 1_500
