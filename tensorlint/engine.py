@@ -81,9 +81,8 @@ def _analyse(source: str, filename: str, codes: Collection[str], project: Projec
         located = path.suffix == ".py" and path.is_file()
         facts = analyze(module, path=path if located else None, project=(project or _PROJECT) if located else None)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
-        if not reports:
-            return [], True
-        located_findings = _locate(module, reports, filename)  # positions and fixes walk the tree too
+        located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
+        facts.index.release()  # the tree is freed on return, by reference counting
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
     return sorted(set(located_findings), key=lambda f: f.sort_key), True

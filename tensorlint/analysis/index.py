@@ -19,7 +19,7 @@ from tensorlint.analysis.values import is_loss_name, is_torch_module_class
 from tensorlint.analysis.walk import children, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
-_Handler = Callable[[Any], None]  # an _Indexer's visit_X or leave_X
+_Handler = Callable[[Any, Any], None]  # _Indexer.visit_X or leave_X, unbound
 
 
 class Role(str, Enum):
@@ -187,6 +187,15 @@ class ModuleIndex:
             self.units.append(unit)
         return unit
 
+    def release(self) -> None:
+        """Break the reference cycles that hold the tree (a unit and its parent, a method and its
+        class, which lists the units that set its attributes): once the facts are dropped,
+        reference counting frees the tree at once, without the cyclic garbage collector."""
+        for unit in self.units:
+            unit.parent = None
+            unit.cls = None
+            unit.defs.clear()
+
 
 class _Indexer:
     """One walk over the module, pyflakes-style: a handler per node type, `leave_` on exit."""
@@ -204,7 +213,6 @@ class _Indexer:
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
-        self._handler_cache: dict[type, tuple[_Handler | None, _Handler | None]] = {}
 
     @property
     def unit(self) -> Unit:
@@ -215,25 +223,14 @@ class _Indexer:
         while stack:
             node, leaving = stack.pop()
             if leaving is not None:
-                leaving(node)
+                leaving(self, node)
                 continue
-            visit, leave = self._handlers(type(node))
+            visit, leave = _handlers(type(node))
             if visit is not None:
-                visit(node)
+                visit(self, node)
             if leave is not None:
                 stack.append((node, leave))
             stack.extend((child, None) for child in reversed(list(children(node))))
-
-    def _handlers(self, kind: type) -> tuple[_Handler | None, _Handler | None]:
-        """The `visit_` and `leave_` methods for a node class, looked up once per class."""
-        found = self._handler_cache.get(kind)
-        if found is None:
-            name = kind.__name__
-            found = self._handler_cache[kind] = (
-                getattr(self, f"visit_{name}", None),
-                getattr(self, f"leave_{name}", None),
-            )
-        return found
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)
@@ -422,6 +419,19 @@ class _Indexer:
                 inner = inner.left
             if isinstance(inner, cst.Name):
                 self.unit.graph_evidence.add(inner.value)
+
+
+_HANDLERS: dict[type, tuple[_Handler | None, _Handler | None]] = {}
+
+
+def _handlers(kind: type) -> tuple[_Handler | None, _Handler | None]:
+    """`_Indexer`'s `visit_` and `leave_` functions for a node class, looked up once per class
+    (unbound: bound methods kept on the indexer would tie it, and the tree, into a cycle)."""
+    found = _HANDLERS.get(kind)
+    if found is None:
+        name = kind.__name__
+        found = _HANDLERS[kind] = (getattr(_Indexer, f"visit_{name}", None), getattr(_Indexer, f"leave_{name}", None))
+    return found
 
 
 def build_index(module: cst.Module) -> ModuleIndex:

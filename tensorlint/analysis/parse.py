@@ -5,8 +5,9 @@ Two costs of `libcst.parse_module` buy nothing for a tree the parser itself buil
   of the parse time;
 - the cyclic garbage collector runs over and over while about a million long-lived nodes are
   allocated, and never finds garbage among them.
-So the parser runs with both turned off, and the garbage collector runs once per file. Trees that rules build for fixes are still validated:
-validation is off only while the parser runs.
+So the parser runs with both turned off, and the engine keeps the collector off for the whole
+of a file (`gc_paused`). Trees that rules build for fixes are still validated: validation is
+off only while the parser runs.
 """
 
 from __future__ import annotations
@@ -23,26 +24,15 @@ def _no_validation(self: CSTNode) -> None:
     return None
 
 
-_full_collection_due = False
-
-
-def request_full_collection() -> None:
-    """Have the next pause end with a collection of everything, frozen objects included: trees
-    that were alive when frozen and are garbage now (modules the project dropped) are freed."""
-    global _full_collection_due
-    _full_collection_due = True
-
-
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic collection inside: tree building and analysis allocate much and free little.
 
-    Leaving the outermost pause, one collection of the young generations frees what the file
-    left behind, and what survives (the project's analysed modules, caches) is frozen out of
-    later collections, which would otherwise walk those trees again and again (a fifth of the
-    run time on a real tree). See `request_full_collection` for what frozen garbage costs.
+    Leaving the outermost pause, one collection of the young generations frees the cyclic
+    garbage the file left behind (the tree itself is freed by reference counting, see
+    `ModuleIndex.release`); without it, the next automatic collections would walk the trees
+    of the project's analysed modules more often.
     """
-    global _full_collection_due
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -50,13 +40,7 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-            if _full_collection_due:
-                _full_collection_due = False
-                gc.unfreeze()
-                gc.collect()
-            else:
-                gc.collect(1)
-            gc.freeze()
+            gc.collect(1)
 
 
 def parse_module(source: str) -> cst.Module:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tensorlint.analysis.parse import parse_module, request_full_collection
+from tensorlint.analysis.parse import parse_module
 from tensorlint.source import read_source
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ class Project:
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
-        self._dropped = 0  # modules dropped since the last full collection (see parse.gc_paused)
 
     def resolve(self, importer: Path, origin: str) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
@@ -84,10 +83,6 @@ class Project:
             self._modules[key] = _analyse(key, self)
             while len(self._modules) > self.capacity:
                 self._modules.popitem(last=False)
-                self._dropped += 1
-            if self._dropped >= self.capacity:  # as many dropped trees as kept ones: free them
-                self._dropped = 0
-                request_full_collection()
         return self._modules[key]
 
 
