@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tensorlint.analysis import Facts
+from tensorlint.analysis.flow import root_name
 from tensorlint.analysis.index import Role
-from tensorlint.analysis.names import dotted_name
 from tensorlint.rule import Report, Rule
 
 FORWARD_ROLES = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
@@ -149,10 +149,11 @@ class TensorKeptInForward(Rule):
                 continue
             why = store.unit.roles[role]
             where = f"of {why}" if role is Role.FORWARD else f"of a hook {why}"
-            container = dotted_name(store.container) or "a container"
+            name = root_name(store.container)  # `self.stats` for self.stats["float"].append(y)
+            container = f"`{name}`" if name else "a container"
             yield Report(
                 store.node,
-                f"`{container}` keeps a tensor from every call {where}: it grows by the tensor's "
+                f"{container} keeps a tensor from every call {where}: it grows by the tensor's "
                 "size each call (`.detach()` does not bound it); clear it each step or use "
                 "`deque(maxlen=...)`",
             )

@@ -8,9 +8,10 @@ from itertools import chain
 import libcst as cst
 
 from tensorlint.analysis import Facts
+from tensorlint.analysis.flow import names_reaching, root_name
 from tensorlint.analysis.index import Unit, all_params
 from tensorlint.analysis.names import callee_name, dotted_name
-from tensorlint.analysis.syntax import Place, placed
+from tensorlint.analysis.syntax import Place, is_training_iteration, placed
 from tensorlint.findings import Applicability
 from tensorlint.rule import NodeFix, Report, Rule
 
@@ -25,7 +26,8 @@ class ExceptionKept(Rule):
     Checks for a caught exception (`except ... as e`) stored into a container: `errors.append(e)`,
     `failures[key] = e`, `self.errors.append((batch_idx, e))`, `errors.append(sys.exc_info())`,
     `tracebacks.append(e.__traceback__)`. Reported when the container outlives the handler: an
-    attribute, a global, a parameter or a closure variable, or a local container filled in a loop.
+    attribute, a global, a parameter or a closure variable, or a local container filled in a loop
+    over batches or returned to the caller.
 
     ## Why is this bad?
     An exception holds its traceback, and the traceback holds every frame between the `try` and
@@ -38,7 +40,8 @@ class ExceptionKept(Rule):
 
     Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`),
     an exception kept in an attribute to re-raise it later in another thread (one at a time, not a
-    growing collection), `queue.put(e)`, and local containers outside loops.
+    growing collection), `queue.put(e)`, and local containers that die with the call (filled
+    outside loops, or in a loop over a few candidates before one error is raised).
 
     ## Example
     ```python
@@ -159,7 +162,8 @@ class ExceptionKept(Rule):
                 kept = _kept_exception(value, names)
                 if kept is None or not _outlives(facts, unit, container, place):
                     continue
-                described = dotted_name(container) or "a container"
+                name = root_name(container)
+                described = f"`{name}`" if name else "a container"
                 advice = (
                     f"keep `repr({kept.value})` or `{kept.value}.with_traceback(None)` instead"
                     if isinstance(kept, cst.Name)
@@ -167,9 +171,9 @@ class ExceptionKept(Rule):
                 )
                 yield Report(
                     node,
-                    f"{_what(kept)} kept in `{described}`: the traceback keeps every frame between the "
+                    f"{_what(kept)} kept in {described}: the traceback keeps every frame between the "
                     "`try` and the `raise` alive, with their tensors and graphs, for as long as "
-                    f"`{described}` lives; {advice}",
+                    f"{described} lives; {advice}",
                     _fix(kept, names),
                 )
 
@@ -230,7 +234,13 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True
     if isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit)):
         return True  # the caller's container
-    return bool(place.loops) and isinstance(container, cst.Name)
+    if not (place.loops and isinstance(container, cst.Name)):
+        return False
+    # A local container grows with its loop: past the call only if the function returns it,
+    # and without bound within the call only in a loop over batches.
+    if container.value in names_reaching(unit, facts.returned.get(id(unit), set())):
+        return True
+    return any(is_training_iteration(loop, unit, facts.imports) for loop in place.loops)
 
 
 def _params(unit: Unit) -> list[cst.Param]:
