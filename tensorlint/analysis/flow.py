@@ -20,7 +20,7 @@ from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_pa
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import iterates_loader, placed
-from tensorlint.analysis.values import CUDA, GRAPH, MODULE, TENSOR, UNKNOWN, Value, evaluate
+from tensorlint.analysis.values import CUDA, GRAPH, MODULE, SCALAR, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
 # Methods that put their argument into the receiver, and the index of that argument.
@@ -31,6 +31,7 @@ REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call
 CUDA_SAFE = frozenset(
     ["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"]
 )
+_PYTHON_SCALAR_ANNOTATIONS = frozenset(["int", "float", "bool", "str", "complex", "Optional", "None"])
 _NO_GRAD_CONTEXTS = frozenset(
     ["torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"]
 )
@@ -101,6 +102,10 @@ class Summary:
     appends_into: dict[int, int]  # argument -> the argument (a container) it is appended to
     returns_plain: Value  # the result, for arguments of unknown value
     returns_given_graph: Value  # the result when the arguments carry a graph
+    # When every `return` gives a tuple of the same length: each position's value, so that
+    # `x, pad = helper(x)` tells the tensor from the int.
+    elements_plain: tuple[Value, ...] | None = None
+    elements_given_graph: tuple[Value, ...] | None = None
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
@@ -341,6 +346,8 @@ class _Walker:
         self.loops: list[Loop] = []
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
         self.returns = UNKNOWN
+        self.returned_elements: list[Value] | None = None  # per position, while every return is a tuple
+        self.returns_other = False  # a return that is not a tuple display of that length
         self.tensor_hooks: list[tuple[cst.CSTNode, str]] = []  # (closure, the local tensor it hooks)
 
     # -- values.Scope ------------------------------------------------------------------------
@@ -389,22 +396,34 @@ class _Walker:
         return instance
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
+        results = self._summarized(call, args, elements=False)
+        return results[0] if results else None
+
+    def summarized_elements(self, call: cst.Call) -> tuple[Value, ...] | None:
+        """Each position's value of the tuple a call returns, when the callee always returns one."""
+        return self._summarized(call, [evaluate(arg.value, self) for arg in call.args], elements=True)
+
+    def _summarized(self, call: cst.Call, args: list[Value], *, elements: bool) -> tuple[Value, ...] | None:
         callee = self._callee_unit(call)
         if callee is None:
             return None
         facts, target = callee
         summary = facts.summary(target)
+        given_graph = summary.elements_given_graph if elements else (summary.returns_given_graph,)
+        plain = summary.elements_plain if elements else (summary.returns_plain,)
+        if given_graph is None or plain is None:
+            return None
         if any(a.graph for a in args):
-            result = summary.returns_given_graph
+            results = given_graph
         elif any(a.tensor for a in args):  # tensors without a graph: what the helper makes of them
-            result = replace(summary.returns_given_graph, graph=False, sources=frozenset())
+            results = tuple(replace(r, graph=False, sources=frozenset()) for r in given_graph)
         else:
-            result = summary.returns_plain
-        if facts is not self.facts and result.closure is not None:
+            results = plain
+        if facts is not self.facts:
             # A closure made in another module: its node is not in this file, so no finding
             # can point at it here.
-            result = replace(result, closure=None, captured=())
-        return result if self.grad_enabled else result.without_graph()
+            results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
+        return results if self.grad_enabled else tuple(r.without_graph() for r in results)
 
     def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
         """The function or method of the project that a call runs, when the code says which."""
@@ -488,7 +507,9 @@ class _Walker:
                 value = CUDA  # def collate(batch, device="cuda")
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
-            if self.arguments is not None:
+            if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
+                value = SCALAR  # `H: int`: no caller passes a tensor there, summaries included
+            elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value
         if unit.self_name is not None and unit.is_method and unit.cls is not None:
@@ -625,6 +646,7 @@ class _Walker:
                 self._effects(small.value)
                 returned = evaluate(small.value, self)
                 self.returns = self.returns.join(returned)
+                self._record_elements(small.value)
                 self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
         elif isinstance(small, (cst.Raise, cst.Assert)):
@@ -664,9 +686,13 @@ class _Walker:
             self._bind(target, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
+            elements = self.summarized_elements(value_expr) if isinstance(value_expr, cst.Call) else None
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
+            elif elements is not None and len(elements) == len(target.elements):  # x, pad = helper(x)
+                for element, known in zip(target.elements, elements, strict=True):
+                    self._bind(element.value, known)
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
@@ -841,6 +867,27 @@ class _Walker:
                         ClosureEscape(closure, self.unit, (holder.split(".")[0],), how, cycle=(tensor, holder))
                     )
                     break
+
+    def _record_elements(self, value: cst.BaseExpression) -> None:
+        if self.returns_other:
+            return
+        if not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            self.returns_other = True
+            return
+        values = [evaluate(element.value, self) for element in value.elements]
+        if self.returned_elements is None:
+            self.returned_elements = values
+        elif len(values) == len(self.returned_elements):
+            self.returned_elements = [a.join(b) for a, b in zip(self.returned_elements, values, strict=True)]
+        else:
+            self.returns_other = True
+
+    @property
+    def elements(self) -> tuple[Value, ...] | None:
+        """The value of each position of the returned tuple, when every return gives one."""
+        if self.returns_other or self.returned_elements is None:
+            return None
+        return tuple(self.returned_elements)
 
     def _escape(self, value: Value, how: str, container: cst.BaseExpression | None = None) -> None:
         if value.closure is None or not value.captured:
@@ -1127,7 +1174,7 @@ def _summarize(facts: Facts, unit: Unit) -> Summary:
             verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
             for source in sources:
                 keeps[params.index(source)] = (dotted_name(target) or "a container", verb)
-    return Summary(keeps, appends_into, plain.returns, given_graph.returns)
+    return Summary(keeps, appends_into, plain.returns, given_graph.returns, plain.elements, given_graph.elements)
 
 
 def _scratch(facts: Facts) -> Facts:
