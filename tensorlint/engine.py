@@ -83,6 +83,8 @@ def _analyse(source: str, filename: str, codes: Collection[str], project: Projec
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
         located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
         facts.index.release()  # the tree is freed on return, by reference counting
+        if facts.project is not None:
+            facts.project.release_dropped()
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
     return sorted(set(located_findings), key=lambda f: f.sort_key), True

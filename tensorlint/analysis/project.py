@@ -45,6 +45,7 @@ class Project:
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
+        self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
 
     def resolve(self, importer: Path, origin: str) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
@@ -82,8 +83,27 @@ class Project:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
             self._modules[key] = _analyse(key, self)
             while len(self._modules) > self.capacity:
-                self._modules.popitem(last=False)
+                _, dropped = self._modules.popitem(last=False)
+                if dropped is not None:
+                    self._dropped.append(dropped)
         return self._modules[key]
+
+    def release_dropped(self) -> None:
+        """Free the modules dropped while a file was checked: what the kept modules learnt from
+        them is forgotten (they will be analysed again if needed), then their reference cycles
+        are broken, so that reference counting frees their trees. Only between files: the file
+        being checked may still use a module dropped on the way."""
+        if not self._dropped:
+            return
+        dropped = {id(facts) for facts in self._dropped}
+        for facts in self._modules.values():
+            if facts is not None:
+                imported = facts.imported_classes  # a dict its scratch copies share: changed in place
+                for name in [n for n, (owner, _) in imported.items() if id(owner) in dropped]:
+                    del imported[name]
+        for facts in self._dropped:
+            facts.index.release()
+        self._dropped.clear()
 
 
 def _analyse(path: Path, project: Project) -> Facts | None:
