@@ -5,7 +5,8 @@
 Every tool checks the same files with its default rules and its default parallelism (all
 cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` every K-th
 file of it, checked in place (imports resolve to the files around them, as in a real tree), for
-machines where TorchFix on everything takes too long. ruff and flake8 live in one virtualenv,
+machines where TorchFix on everything takes too long; with `--copy`, a copy of that sample
+(`DIR/sample-K`), where each file is checked alone. ruff and flake8 live in one virtualenv,
 TorchFix in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use.
 Each timing is the median of several runs of the whole command, wall clock and CPU time (user +
 system, workers included: steadier than wall time on a shared machine); peak memory is the
@@ -124,6 +125,20 @@ def sample(corpus: Path, every: int) -> list[str]:
     return [str(path.relative_to(corpus)) for path in sorted(corpus.rglob("*.py"))[::every]]
 
 
+def copied_sample(corpus: Path, every: int) -> Path:
+    """A copy of every `every`-th file (paths kept), where imports do not resolve: each file is
+    checked alone, which measures the per-file cost without the project's other modules."""
+    target = corpus.parent / f"sample-{every}"
+    if not (target / ".complete").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        for path in sorted(corpus.rglob("*.py"))[::every]:
+            copy = target / path.relative_to(corpus)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
+        (target / ".complete").touch()
+    return target
+
+
 def count_files(corpus: Path, targets: list[str]) -> int:
     return sum(1 for _ in corpus.rglob("*.py")) if targets == ["."] else len(targets)
 
@@ -199,9 +214,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per tool (median reported)")
     parser.add_argument("--torchfix-runs", type=int, default=1, help="TorchFix is slow: runs for it alone")
     parser.add_argument("--sample", type=int, default=1, metavar="K", help="time every K-th file only")
+    parser.add_argument("--copy", action="store_true", help="check a copy of the sample: no imports resolve")
     options = parser.parse_args()
     corpus = fetch(options.dest)
     every = max(options.sample, 1)
+    if options.copy:
+        corpus, every = copied_sample(corpus, every), 1
     targets = sample(corpus, every)
     load_before = os.getloadavg()
     results = run_all(corpus, targets, options.dest, options.runs, options.torchfix_runs)

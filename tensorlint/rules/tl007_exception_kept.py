@@ -12,6 +12,7 @@ from tensorlint.analysis.flow import names_reaching, root_name
 from tensorlint.analysis.index import Unit, all_params
 from tensorlint.analysis.names import callee_name, dotted_name
 from tensorlint.analysis.syntax import Place, is_training_iteration, placed
+from tensorlint.analysis.walk import walk
 from tensorlint.findings import Applicability
 from tensorlint.rule import NodeFix, Report, Rule
 
@@ -236,11 +237,28 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True  # the caller's container
     if not (place.loops and isinstance(container, cst.Name)):
         return False
+    if _raised_after(unit, place):
+        return False  # `failure = e` in the handler, `raise failure` later: the call ends in a raise
     # A local container grows with its loop: past the call only if the function returns it,
     # and without bound within the call only in a loop over batches.
     if container.value in names_reaching(unit, facts.returned.get(id(unit), set())):
         return True
     return any(is_training_iteration(loop, unit, facts.imports) for loop in place.loops)
+
+
+def _raised_after(unit: Unit, place: Place) -> bool:
+    """Whether the handler saves the exception in a name that the function raises: then it
+    returns its container only when nothing was caught."""
+    caught = _exception_names(place)
+    handler = place.handlers[-1]
+    saved = {
+        target.target.value
+        for node in walk(handler.body)
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value in caught
+        for target in node.targets
+        if isinstance(target.target, cst.Name)
+    }
+    return any(isinstance(r.exc, cst.Name) and r.exc.value in saved for r, _ in placed(unit, cst.Raise))
 
 
 def _params(unit: Unit) -> list[cst.Param]:
