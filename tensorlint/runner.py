@@ -28,6 +28,7 @@ from tensorlint.time_limit import DEFAULT_SECONDS, TimeLimitExceeded, start_watc
 
 _FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
 _BYTES_PER_TASK = 64 * 1024  # ... unless they are large: a large file goes alone
+_GIANT_FILE_BYTES = 256 * 1024  # checked first, so that no worker is left with one at the end
 _MIN_FILES_FOR_POOL = 4  # below this, starting workers costs more than it saves
 # LibCST parses about a megabyte in several seconds, in native code that a signal cannot stop:
 # a larger file goes to a worker even in a serial run, where the watchdog can end it.
@@ -129,17 +130,21 @@ def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
 
 
 def _chunks(tasks: list[Task]) -> list[list[Task]]:
-    """Largest files first, alone; small ones together: no worker is left with a giant file at the end."""
-    sized = sorted(tasks, key=_size, reverse=True)
-    chunks: list[list[Task]] = []
+    """Giant files first, largest first: no worker is left with one at the end. Then the rest in
+    path order, a few neighbours together: files of one package import the same modules, which
+    a worker then analyses once and keeps (in size order, it analysed a third more of them)."""
+    sizes = {task.path: _size(task) for task in tasks}
+    giants = sorted((t for t in tasks if sizes[t.path] >= _GIANT_FILE_BYTES), key=lambda t: sizes[t.path], reverse=True)
+    rest = sorted((t for t in tasks if sizes[t.path] < _GIANT_FILE_BYTES), key=lambda t: t.path)
+    neighbours: list[list[Task]] = []
     budget = 0
-    for task in sized:
-        if not chunks or len(chunks[-1]) == _FILES_PER_TASK or budget + _size(task) > _BYTES_PER_TASK:
-            chunks.append([])
+    for task in rest:
+        if not neighbours or len(neighbours[-1]) == _FILES_PER_TASK or budget + sizes[task.path] > _BYTES_PER_TASK:
+            neighbours.append([])
             budget = 0
-        chunks[-1].append(task)
-        budget += _size(task)
-    return chunks
+        neighbours[-1].append(task)
+        budget += sizes[task.path]
+    return [[giant] for giant in giants] + neighbours
 
 
 def _size(task: Task) -> int:

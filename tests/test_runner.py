@@ -181,3 +181,23 @@ def test_jobs_must_be_a_count(value: str) -> None:
         [sys.executable, "-m", "tensorlint", "-j", value, "fixtures"], cwd=ROOT, capture_output=True, check=False
     )
     assert result.returncode == 2
+
+
+def test_giant_files_go_first_alone_and_the_rest_in_path_order(tmp_path: Path) -> None:
+    # Neighbours together (they import the same modules, which a worker keeps analysed); giant
+    # files first, so that none is left for the end.
+    sizes = {"b/z.py": 10, "a/y.py": 300 * 1024, "a/x.py": 10, "b/w.py": 70 * 1024, "c/v.py": 400 * 1024}
+    for name, size in sizes.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("#" * size)
+    for index in range(9):
+        (tmp_path / "d" / f"{index}.py").parent.mkdir(exist_ok=True)
+        (tmp_path / "d" / f"{index}.py").write_text("import torch\n")
+    tasks = [Task(path, frozenset()) for path in sorted(tmp_path.rglob("*.py"), reverse=True)]
+    chunks = [[task.path.relative_to(tmp_path).as_posix() for task in chunk] for chunk in runner._chunks(tasks)]
+    assert chunks[:2] == [["c/v.py"], ["a/y.py"]]
+    assert [name for chunk in chunks[2:] for name in chunk] == sorted(
+        ["a/x.py", "b/w.py", "b/z.py", *(f"d/{index}.py" for index in range(9))]
+    )
+    assert ["b/w.py"] in chunks  # over 64 KiB: alone
+    assert all(len(chunk) <= 8 for chunk in chunks)
