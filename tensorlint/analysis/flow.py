@@ -16,7 +16,16 @@ from pathlib import Path
 
 import libcst as cst
 
-from tensorlint.analysis.index import ClassInfo, ModuleIndex, Role, Unit, all_params, build_index, lineage
+from tensorlint.analysis.index import (
+    ClassInfo,
+    ModuleIndex,
+    Role,
+    Unit,
+    all_params,
+    build_index,
+    lineage,
+    self_attribute,
+)
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import iterates_loader, placed
@@ -236,19 +245,6 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
                 reached |= read
                 changed = True
     return reached
-
-
-def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
-    """`x` for `self.x`, where `self` is the instance of the method around `unit`."""
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and unit.cls is not None
-        and unit.self_name is not None
-        and expr.value.value == unit.self_name
-    ):
-        return expr.attr.value
-    return None
 
 
 def root_name(expr: cst.BaseExpression) -> str | None:
@@ -644,9 +640,8 @@ class _Walker:
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._effects(small.value)
-                returned = evaluate(small.value, self)
+                returned = self._returned_value(small.value)
                 self.returns = self.returns.join(returned)
-                self._record_elements(small.value)
                 self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
         elif isinstance(small, (cst.Raise, cst.Assert)):
@@ -868,12 +863,11 @@ class _Walker:
                     )
                     break
 
-    def _record_elements(self, value: cst.BaseExpression) -> None:
-        if self.returns_other:
-            return
+    def _returned_value(self, value: cst.BaseExpression) -> Value:
+        """What a `return` gives; of a tuple display, each position is also kept (see `elements`)."""
         if not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
             self.returns_other = True
-            return
+            return evaluate(value, self)
         values = [evaluate(element.value, self) for element in value.elements]
         if self.returned_elements is None:
             self.returned_elements = values
@@ -881,6 +875,7 @@ class _Walker:
             self.returned_elements = [a.join(b) for a, b in zip(self.returned_elements, values, strict=True)]
         else:
             self.returns_other = True
+        return _join_values(values)  # what `evaluate` makes of a tuple display, its elements joined
 
     @property
     def elements(self) -> tuple[Value, ...] | None:

@@ -333,9 +333,9 @@ class _Indexer:
             if global_scope and _resets(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
             return
-        if isinstance(target, cst.Attribute) and value is not None and self._self_attribute(target) is None:
+        attribute = self_attribute(self.unit, target)
+        if isinstance(target, cst.Attribute) and value is not None and attribute is None:
             self.foreign_attributes.setdefault(target.attr.value, []).append(value)
-        attribute = self._self_attribute(target)
         if attribute is not None and value is not None:
             cls = self.unit.cls
             assert cls is not None
@@ -345,20 +345,8 @@ class _Indexer:
             if method is not None and method.name != "__init__" and _resets(value, target):
                 cls.managed.add(attribute)
 
-    def _self_attribute(self, expr: cst.BaseExpression) -> str | None:
-        """`x` for `self.x`, when `self` is the instance of the enclosing method."""
-        if (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and self.unit.self_name is not None
-            and expr.value.value == self.unit.self_name
-            and self.unit.cls is not None
-        ):
-            return expr.attr.value
-        return None
-
     def _manage(self, container: cst.BaseExpression) -> None:
-        attribute = self._self_attribute(container)
+        attribute = self_attribute(self.unit, container)
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
         elif isinstance(container, cst.Name):
@@ -394,7 +382,7 @@ class _Indexer:
             self.loader_units.append(self.unit)
 
     def _module_evidence(self, recv: cst.BaseExpression) -> None:
-        attribute = self._self_attribute(recv)
+        attribute = self_attribute(self.unit, recv)
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.module_attributes.add(attribute)
             return
@@ -419,6 +407,19 @@ class _Indexer:
                 inner = inner.left
             if isinstance(inner, cst.Name):
                 self.unit.graph_evidence.add(inner.value)
+
+
+def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
+    """`x` for `self.x`, where `self` is the instance of the method around `unit`."""
+    if (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and unit.cls is not None
+        and unit.self_name is not None
+        and expr.value.value == unit.self_name
+    ):
+        return expr.attr.value
+    return None
 
 
 _HANDLERS: dict[type, tuple[_Handler | None, _Handler | None]] = {}
@@ -679,14 +680,11 @@ def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, d
         for value in unit.lookup_bindings(expr.value):
             found.extend(_dataset_classes(index, value, unit, depth + 1))
         return found
-    if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
-        and unit.cls is not None
-        and expr.value.value == unit.self_name
-    ):
+    attribute = self_attribute(unit, expr)
+    if attribute is not None:
+        assert unit.cls is not None
         found = []
-        for value, _ in unit.cls.attribute_values.get(expr.attr.value, []):
+        for value, _ in unit.cls.attribute_values.get(attribute, []):
             found.extend(_dataset_classes(index, value, unit, depth + 1))
         return found
     return []

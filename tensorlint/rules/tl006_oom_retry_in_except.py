@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.index import Unit, lineage
+from tensorlint.analysis.index import Unit, lineage, self_attribute
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, string_value
 from tensorlint.analysis.syntax import calls_in, own_nodes, placed
 from tensorlint.rule import Report, Rule
@@ -244,14 +244,10 @@ def _is_module(facts: Facts, unit: Unit, func: cst.BaseExpression) -> bool:
                 return value.module
             current = current.parent
         return False
-    if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
-        and unit.cls is not None
-        and func.value.value == unit.self_name
-    ):
-        classes = lineage(facts.index.classes, unit.cls)
-        return any(func.attr.value in cls.module_attributes for cls in classes)
+    attribute = self_attribute(unit, func)
+    if attribute is not None:
+        assert unit.cls is not None
+        return any(attribute in cls.module_attributes for cls in lineage(facts.index.classes, unit.cls))
     return False
 
 
