@@ -768,11 +768,14 @@ class _Walker:
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
-        callee = self._callee_unit(call)
-        if recv is not None and name in STORE_METHODS and callee is None:  # not a helper's own `add`
+        if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
-        if callee is not None and any(evaluate(arg.value, self).graph for arg in call.args):
-            self._helper_effects(call, *callee)  # only a graph handed over can be kept
+        # Only a graph handed over can be kept: a helper of another module is not read for a call
+        # without one.
+        if any(evaluate(arg.value, self).graph for arg in call.args):
+            callee = self._callee_unit(call)
+            if callee is not None:
+                self._helper_effects(call, *callee)
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv)
