@@ -1,7 +1,8 @@
 """The second pass: walk each function in statement order and record what rules judge.
 
 The walker keeps an environment of abstract values (`values.Value`) per name, the grad
-mode of the current block, and the loops around the current statement. It records:
+mode of the current block, and the loops around the current statement. It records, in the
+module's `facts.Facts`:
 - `Store`: a value put into a container (`xs.append(v)`, `d[k] = v`, `xs += [v]`);
 - `Accumulation`: `acc += v` or `acc = acc + v`;
 - `ClosureEscape`: a lambda or nested def that captures tensors and outlives the call;
@@ -10,15 +11,27 @@ mode of the current block, and the loops around the current statement. It record
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import libcst as cst
 
+from tensorlint.analysis.facts import (
+    NO_SUMMARY,
+    STORE_METHODS,
+    Accumulation,
+    ClosureEscape,
+    CudaWork,
+    Facts,
+    Loop,
+    Store,
+    Summary,
+    root_name,
+    unit_params,
+)
 from tensorlint.analysis.index import (
     ClassInfo,
-    ModuleIndex,
     Role,
     Unit,
     all_params,
@@ -26,14 +39,22 @@ from tensorlint.analysis.index import (
     lineage,
     self_attribute,
 )
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.names import argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.syntax import iterates_loader, placed
+from tensorlint.analysis.syntax import (
+    accumulated_operand,
+    assigned_names,
+    calls_and_yields,
+    carried_names,
+    free_names,
+    iterates_loader,
+    own_nodes,
+    reset_every_iteration,
+    target_names,
+)
 from tensorlint.analysis.values import CUDA, GRAPH, MODULE, SCALAR, TENSOR, UNKNOWN, Value, evaluate
 from tensorlint.analysis.walk import children, walk
 
-# Methods that put their argument into the receiver, and the index of that argument.
-STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1, "update": 0}
 # Method names that register a callback on their receiver.
 REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call_soon", "call_later"])
 # torch.cuda functions that neither allocate nor initialise CUDA in a worker.
@@ -44,276 +65,6 @@ _PYTHON_SCALAR_ANNOTATIONS = frozenset(["int", "float", "bool", "str", "complex"
 _NO_GRAD_CONTEXTS = frozenset(
     ["torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"]
 )
-
-
-@dataclass(frozen=True, eq=False)
-class Loop:
-    node: cst.For | cst.While
-    reset: frozenset[str]  # names (and `self.x`) assigned afresh on every iteration
-    assigned: frozenset[str]  # every name the body assigns, loop variables included
-    calls_backward: bool
-    # A loop that computes rather than feeds data: over layers, `range`, a tensor, or a dict's
-    # items, with no `backward()` or `next()` in its body. What it collects is one graph.
-    computes: bool
-    # Positive evidence of a training or evaluation loop: `backward()`, `next()`, a DataLoader.
-    feeds_data: bool
-    carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
-    reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
-
-    def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:
-        """Whether `expr` is computed, inside this loop, from a loop-carried value."""
-        seen: set[str] = set()
-        todo = list(names_in(expr))
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            todo.extend(self.reads.get(name, ()))
-        return bool((seen & self.carried) - {exclude})
-
-
-@dataclass(frozen=True, eq=False)
-class Store:
-    """`value` put into `container` by `node`."""
-
-    node: cst.CSTNode
-    unit: Unit
-    container: cst.BaseExpression
-    value: Value
-    value_expr: cst.BaseExpression
-    grows: bool  # appends, or writes under a key that changes from call to call
-    loops: tuple[Loop, ...]
-    via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
-
-
-@dataclass(frozen=True, eq=False)
-class Accumulation:
-    """`target += value` or `target = target + value`."""
-
-    node: cst.CSTNode
-    unit: Unit
-    target: cst.BaseExpression
-    value: Value
-    value_expr: cst.BaseExpression
-    loops: tuple[Loop, ...]
-    via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What a function of the module does with its arguments, computed once and used at each call.
-
-    Positions count the arguments a caller passes (a method's `self` is not one).
-    """
-
-    keeps: dict[int, tuple[str, str]]  # argument -> (where it is kept, how): ("self.sum", "adds it to")
-    appends_into: dict[int, int]  # argument -> the argument (a container) it is appended to
-    returns_plain: Value  # the result, for arguments of unknown value
-    returns_given_graph: Value  # the result when the arguments carry a graph
-    # When every `return` gives a tuple of the same length: each position's value, so that
-    # `x, pad = helper(x)` tells the tensor from the int.
-    elements_plain: tuple[Value, ...] | None = None
-    elements_given_graph: tuple[Value, ...] | None = None
-
-
-NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
-
-
-@dataclass(frozen=True, eq=False)
-class ClosureEscape:
-    node: cst.CSTNode  # the lambda or def
-    unit: Unit
-    captured: tuple[str, ...]
-    how: str  # "returned", "stored in `self.fn`", ...
-    # A hook on a tensor that captures what holds that tensor: a reference cycle (the names: the
-    # tensor, and the expression that holds it).
-    cycle: tuple[str, str] | None = None
-    local_container: str | None = None  # stored in this function's own list or dict, by name
-
-
-@dataclass(frozen=True, eq=False)
-class CudaWork:
-    node: cst.Call
-    unit: Unit
-    what: str  # "`.cuda()`", "a CUDA `device=`", ...
-    device: cst.Arg | None = None  # the argument that names CUDA, in `.to(dev)` and `device=dev`
-
-
-@dataclass(eq=False)
-class Facts:
-    index: ModuleIndex
-    stores: list[Store] = field(default_factory=list)
-    accumulations: list[Accumulation] = field(default_factory=list)
-    escapes: list[ClosureEscape] = field(default_factory=list)
-    cuda_work: list[CudaWork] = field(default_factory=list)
-    final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
-    summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
-    returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
-    attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
-    path: Path | None = None  # the file, when there is one: imports resolve from it
-    project: Project | None = None  # the other modules of the project, loaded on demand
-    # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
-    imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
-
-    def resolve_import(self, name: str) -> tuple[Facts, str] | None:
-        """The analysed module defining an imported name, and the name there."""
-        origin = self.imports.origin(name)
-        if origin is None or self.project is None or self.path is None:
-            return None
-        resolved = self.project.resolve(self.path, origin)
-        return (resolved.facts, resolved.name) if resolved is not None else None
-
-    def class_of(self, instance: str) -> tuple[Facts, ClassInfo] | None:
-        cls = self.index.classes.get(instance)
-        return (self, cls) if cls is not None else self.imported_classes.get(instance)
-
-    @property
-    def imports(self) -> Imports:
-        return self.index.imports
-
-    def summary(self, unit: Unit) -> Summary:
-        """The unit's summary; NO_SUMMARY while it is being computed (recursion)."""
-        known = self.summaries.get(id(unit))
-        if known is None:
-            self.summaries[id(unit)] = NO_SUMMARY
-            known = self.summaries[id(unit)] = _summarize(self, unit)
-        return known
-
-    def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
-        """(lifetime, kind) of a container expression.
-
-        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict",
-        "bounded", "tensor" or None when unknown.
-        """
-        expr = container
-        while isinstance(expr, cst.Subscript):
-            expr = expr.value  # history[epoch].append(...) grows `history`
-        attribute = self_attribute(unit, expr)
-        if attribute is not None:
-            assert unit.cls is not None
-            classes = lineage(self.index.classes, unit.cls)
-            if any(attribute in cls.managed for cls in classes):
-                return "attribute", "managed"
-            values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
-            return "attribute", _kind_of(self.imports, values)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            # `module.outputs` in a hook: an attribute of an object that outlives the call.
-            owner = _binding_unit(unit, expr.value.value)
-            if owner is not unit or expr.value.value in {p.name.value for p in _params(unit)}:
-                values = self.index.foreign_attributes.get(expr.attr.value, [])
-                return "attribute", _kind_of(self.imports, values)
-        if isinstance(expr, cst.Name):
-            name = expr.value
-            owner = _binding_unit(unit, name)
-            if owner is None or owner is self.index.module_unit:
-                if name in self.index.module_unit.managed_globals:
-                    return "global", "managed"
-                return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
-            values = owner.bindings.get(name, [])
-            aliased = _alias_of_long_lived(self, owner, values)
-            if aliased is not None:
-                return aliased
-            if name in owner.managed_globals or (owner is not unit and owner.removes_hooks):
-                # Emptied in its function, or filled by hooks that function removes again.
-                return ("closure" if owner is not unit else "local"), "managed"
-            return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
-        return "local", None
-
-
-def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
-    """`seeds` and the names whose values flow into them in the unit's own code: assigned to
-    them (`result = f(x)`), put into them (`result.append(x)`), or iterated into them
-    (`for x in embeds: result.append(x)`)."""
-    reached = set(seeds)
-    if not reached:
-        return reached
-    flows: list[tuple[set[str], set[str]]] = []  # (names written, names whose values they take)
-    for assign, _ in placed(unit, cst.Assign):
-        written = {name for target in assign.targets for name in names_in(target.target)}
-        flows.append((written, names_in(assign.value)))
-    for loop, _ in placed(unit, cst.For):
-        flows.append((names_in(loop.target), names_in(loop.iter)))
-    for call, _ in placed(unit, cst.Call):
-        if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
-            flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
-    changed = True
-    while changed:
-        changed = False
-        for written, read in flows:
-            if written & reached and not read <= reached:
-                reached |= read
-                changed = True
-    return reached
-
-
-def root_name(expr: cst.BaseExpression) -> str | None:
-    """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return dotted_name(expr)
-
-
-def _binding_unit(unit: Unit, name: str) -> Unit | None:
-    current: Unit | None = unit
-    while current is not None:
-        if name in current.declared_global:
-            return None
-        if name in current.bindings or any(p.name.value == name for p in _params(current)):
-            return current
-        current = current.parent
-    return None
-
-
-def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpression]) -> tuple[str, str | None] | None:
-    """`cache = self.cache` makes `cache` the attribute's container."""
-    for value in values:
-        if self_attribute(owner, value) is not None:
-            return facts.container_kind(owner, value)
-    return None
-
-
-def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
-    """What the assignments to a container make it; None when they do not say."""
-    kinds = {_kind(imports, v) for v in values}
-    kinds.discard(None)
-    if not kinds:
-        return None
-    for kind in ("bounded", "tensor"):  # a bounded or tensor buffer anywhere: no growth to see
-        if kind in kinds:
-            return kind
-    return "dict" if kinds == {"dict"} else "list" if kinds <= {"list", "dict"} else None
-
-
-def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
-    if isinstance(value, (cst.List, cst.ListComp)):
-        return "list"
-    if isinstance(value, (cst.Dict, cst.DictComp)):
-        return "dict"
-    if isinstance(value, cst.Call):
-        qualified = imports.qualify(value.func) or dotted_name(value.func) or ""
-        last = qualified.rsplit(".", 1)[-1]
-        if last == "deque":
-            bounded = argument(value, "maxlen", 1)
-            return (
-                "bounded"
-                if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None")
-                else "list"
-            )
-        if last in ("list",):
-            return "list"
-        if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
-            return "dict"
-        if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
-            return "tensor"
-    return None
-
-
-def _params(unit: Unit) -> list[cst.Param]:
-    node = unit.node
-    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-        return all_params(node.params)
-    return []
 
 
 def _annotation_words(param: cst.Param) -> set[str]:
@@ -480,7 +231,7 @@ class _Walker:
 
     def _bind_params(self) -> None:
         unit = self.unit
-        params = [p for p in _params(unit) if not (unit.is_method and p.name.value == unit.self_name)]
+        params = [p for p in unit_params(unit) if not (unit.is_method and p.name.value == unit.self_name)]
         hook = Role.MODULE_HOOK in unit.roles or Role.TENSOR_HOOK in unit.roles
         positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
         for position, param in enumerate(positional):
@@ -607,7 +358,7 @@ class _Walker:
 
     def _nested_def(self, node: cst.FunctionDef) -> None:
         params = {p.name.value for p in all_params(node.params)}
-        loaded = names_in(node.body) - params - _assigned_names(node.body)
+        loaded = names_in(node.body) - params - assigned_names(node.body)
         self.env[node.name.value] = self._closure(node, loaded, node.params)
         for decorator in node.decorators:
             self._effects(decorator.decorator)
@@ -671,7 +422,7 @@ class _Walker:
         self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode
     ) -> None:
         if isinstance(target, cst.Name):
-            other = _accumulated_operand(target, value_expr)
+            other = accumulated_operand(target, value_expr)
             if other is not None:
                 self.facts.accumulations.append(
                     Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
@@ -691,7 +442,7 @@ class _Walker:
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
-            other = _accumulated_operand(target, value_expr)
+            other = accumulated_operand(target, value_expr)
             if other is not None:
                 self.facts.accumulations.append(
                     Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
@@ -745,7 +496,7 @@ class _Walker:
 
     def _varies(self, key: cst.BaseExpression) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration."""
-        params = {p.name.value for p in _params(self.unit)} - {self.unit.self_name or ""}
+        params = {p.name.value for p in unit_params(self.unit)} - {self.unit.self_name or ""}
         if Role.MODULE_HOOK in self.unit.roles or Role.TENSOR_HOOK in self.unit.roles:
             params = set()  # hook arguments are the module and its tensors: fixed per registration
         loop_targets = {name for loop in self.loops for name in loop.assigned}
@@ -759,7 +510,7 @@ class _Walker:
 
     def _effects(self, expr: cst.BaseExpression) -> None:
         """Record the stores, escapes and CUDA work of the calls inside an expression."""
-        for node in _calls_and_yields(expr):
+        for node in calls_and_yields(expr):
             if isinstance(node, cst.Call):
                 self._call(node)
             elif isinstance(node.value, cst.BaseExpression):  # not `yield from`
@@ -844,7 +595,7 @@ class _Walker:
     def _find_hook_cycles(self) -> None:
         """`y.register_hook(lambda g: self.save(g))` with `self.out = y`: self -> y -> hook -> self."""
         for closure, tensor in self.tensor_hooks:
-            free = _free_names(closure)
+            free = free_names(closure)
             holders = [
                 dotted_name(store.container) or ""
                 for store in self.facts.stores
@@ -897,7 +648,7 @@ class _Walker:
         if how in ("returned", "yielded"):
             # Handed back to the caller, a closure over the caller's own tensors (parameters)
             # extends nothing the caller does not hold; one over a tensor made here does.
-            params = {p.name.value for p in _params(self.unit)}
+            params = {p.name.value for p in unit_params(self.unit)}
             captured = tuple(n for n in captured if n not in params)
         if captured:
             self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how, local_container=local))
@@ -924,31 +675,31 @@ class _Walker:
         assigned: set[str] = set()
         reads: dict[str, set[str]] = {}
         calls_backward = fetches = False
-        for node in _walk_body(statement.body):
+        for node in own_nodes(statement.body):
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 read = names_in(node.value)
                 for target in targets:
-                    names = _target_names(target)
+                    names = target_names(target)
                     assigned |= names
                     for name in names:
                         reads.setdefault(name, set()).update(read)
             elif isinstance(node, cst.For):
-                assigned |= _target_names(node.target)
+                assigned |= target_names(node.target)
             elif isinstance(node, cst.Call):
                 called = callee_name(node)
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
                 fetches = fetches or called == "next"
         if isinstance(statement, cst.For):
-            assigned |= _target_names(statement.target)
+            assigned |= target_names(statement.target)
         return Loop(
             statement,
-            frozenset(_reset_every_iteration(statement)),
+            frozenset(reset_every_iteration(statement)),
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and self._computes(statement),
             calls_backward or fetches or iterates_loader(statement, self.unit, self.imports),
-            frozenset(_carried(statement)),
+            frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
 
@@ -981,44 +732,6 @@ def _join_values(values: Sequence[Value]) -> Value:
     return joined
 
 
-def _carried(loop: cst.For | cst.While) -> set[str]:
-    """Names whose value flows from one iteration into the next: `x = block(x)`, `h = cell(x, h)`.
-
-    A name the iteration assigns before it reads (the loop variable, `x = batch[0]`) is fresh
-    in every iteration, even when later rebound from itself (`x = x.to(device)`).
-    """
-    fresh = _target_names(loop.target) if isinstance(loop, cst.For) else set()
-    carried: set[str] = set()
-    for node in _walk_body(loop.body):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            names = set().union(*(_target_names(t) for t in targets))
-            carried |= (names & names_in(node.value)) - fresh
-            fresh |= names
-    return carried
-
-
-def _reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
-    """Names the loop body assigns afresh on every iteration: unconditional, not accumulating."""
-    reset = _target_names(loop.target) if isinstance(loop, cst.For) else set()
-    body: list[cst.BaseStatement] = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
-    while body:
-        statement = body.pop(0)
-        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
-            body[:0] = statement.body.body
-            continue
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if _accumulated_operand(target.target, small.value) is None:
-                        reset |= _target_names(target.target)
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                reset |= _target_names(small.target)
-    return reset
-
-
 def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if words:
         return any(w.endswith("Tensor") for w in words)
@@ -1026,16 +739,6 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if default is None:
         return True
     return isinstance(default, cst.Name) and default.value == "None"
-
-
-def _free_names(closure: cst.CSTNode) -> set[str]:
-    """The names a lambda or nested def reads from the scopes around it."""
-    if isinstance(closure, cst.Lambda):
-        return names_in(closure.body) - {p.name.value for p in all_params(closure.params)}
-    if isinstance(closure, cst.FunctionDef):
-        params = {p.name.value for p in all_params(closure.params)}
-        return names_in(closure.body) - params - _assigned_names(closure.body)
-    return set()
 
 
 def _is_false(expr: cst.BaseExpression) -> bool | None:
@@ -1049,62 +752,6 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     for name, value in b.items():
         joined[name] = joined[name].join(value) if name in joined else value
     return joined
-
-
-def _accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`v` in `t = t + v` or `t = v + t`."""
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-        if value.left.deep_equals(target):
-            return value.right
-        if isinstance(value.operator, cst.Add) and value.right.deep_equals(target):
-            return value.left
-    return None
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: set[str] = set()
-        for element in target.elements:
-            names |= _target_names(element.value)
-        return names
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    dotted = dotted_name(target)
-    return {dotted} if dotted is not None and isinstance(target, (cst.Name, cst.Attribute)) else set()
-
-
-def _assigned_names(body: cst.BaseSuite) -> set[str]:
-    names: set[str] = set()
-    for node in _walk_body(body):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                names |= {n for n in _target_names(target.target) if "." not in n}
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
-            names |= {n for n in _target_names(node.target) if "." not in n}
-    return names
-
-
-def _walk_body(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node below `node`, not entering nested functions, lambdas or classes."""
-    return walk(node, into_functions=False)
-
-
-def _calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
-    """Calls and yields inside an expression, innermost first, not entering lambda bodies."""
-    found: list[cst.Call | cst.Yield] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            found.append(node)  # type: ignore[arg-type]
-            continue
-        if type(node) in (cst.Call, cst.Yield):  # by type: isinstance against LibCST's ABCs is slow
-            stack.append((node, True))
-        if type(node) is cst.Lambda:
-            stack.extend((p.default, False) for p in all_params(node.params) if p.default is not None)
-            continue
-        stack.extend((child, False) for child in reversed(list(children(node))))
-    return found
 
 
 def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
@@ -1128,7 +775,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 
 def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
     """The call's arguments by the position of the parameter they bind (keywords matched by name)."""
-    params = [p.name.value for p in _params(target)]
+    params = [p.name.value for p in unit_params(target)]
     if target.is_method:
         params = params[1:]
     found: dict[int, cst.BaseExpression] = {}
@@ -1144,7 +791,7 @@ def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseEx
     return found
 
 
-def _summarize(facts: Facts, unit: Unit) -> Summary:
+def summarize(facts: Facts, unit: Unit) -> Summary:
     """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph."""
     if not isinstance(unit.node, cst.FunctionDef):
         return NO_SUMMARY
@@ -1153,7 +800,7 @@ def _summarize(facts: Facts, unit: Unit) -> Summary:
     scratch = _scratch(facts)
     given_graph = _Walker(scratch, unit, arguments=GRAPH)
     given_graph.run()
-    params = [p.name.value for p in _params(unit)][1 if unit.is_method else 0 :]
+    params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
     keeps: dict[int, tuple[str, str]] = {}
     appends_into: dict[int, int] = {}
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]

@@ -20,7 +20,7 @@ from tensorlint.analysis.parse import parse_module
 from tensorlint.source import read_source
 
 if TYPE_CHECKING:
-    from tensorlint.analysis.flow import Facts
+    from tensorlint.analysis.facts import Facts
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following

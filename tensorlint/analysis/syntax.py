@@ -1,7 +1,8 @@
-"""Syntactic facts that rules read straight from a unit's statements, without the flow pass.
+"""Syntactic facts read straight from a unit's statements, without following values.
 
 The flow pass follows values; some rules only need where a statement sits (inside which loops,
-which `except` handlers) and what a loop's body calls. These helpers walk one unit's own code
+which `except` handlers) and what a loop's body calls, and the flow pass itself asks which names
+a loop carries or resets and which names a closure reads. These helpers walk one unit's own code
 (never the bodies of nested functions, lambdas or classes) and answer that.
 """
 
@@ -14,7 +15,7 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from tensorlint.analysis.index import ModuleIndex, Unit, all_params
-from tensorlint.analysis.names import Imports, callee_name, dotted_name, references
+from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
 from tensorlint.analysis.walk import SCOPES, children, walk
 
 
@@ -188,3 +189,102 @@ def _annotated_container(param: cst.Param) -> str | None:
     if name not in _CONTAINER_ANNOTATIONS:
         return None
     return "dict" if name in ("dict", "Dict", "Mapping") else "tuple" if name in ("tuple", "Tuple") else "list"
+
+
+def carried_names(loop: cst.For | cst.While) -> set[str]:
+    """Names whose value flows from one iteration into the next: `x = block(x)`, `h = cell(x, h)`.
+
+    A name the iteration assigns before it reads (the loop variable, `x = batch[0]`) is fresh
+    in every iteration, even when later rebound from itself (`x = x.to(device)`).
+    """
+    fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
+    carried: set[str] = set()
+    for node in own_nodes(loop.body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            names = set().union(*(target_names(t) for t in targets))
+            carried |= (names & names_in(node.value)) - fresh
+            fresh |= names
+    return carried
+
+
+def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
+    """Names the loop body assigns afresh on every iteration: unconditional, not accumulating."""
+    reset = target_names(loop.target) if isinstance(loop, cst.For) else set()
+    body: list[cst.BaseStatement] = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    while body:
+        statement = body.pop(0)
+        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+            body[:0] = statement.body.body
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if accumulated_operand(target.target, small.value) is None:
+                        reset |= target_names(target.target)
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                reset |= target_names(small.target)
+    return reset
+
+
+def free_names(closure: cst.CSTNode) -> set[str]:
+    """The names a lambda or nested def reads from the scopes around it."""
+    if isinstance(closure, cst.Lambda):
+        return names_in(closure.body) - {p.name.value for p in all_params(closure.params)}
+    if isinstance(closure, cst.FunctionDef):
+        params = {p.name.value for p in all_params(closure.params)}
+        return names_in(closure.body) - params - assigned_names(closure.body)
+    return set()
+
+
+def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`v` in `t = t + v` or `t = v + t`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        if value.left.deep_equals(target):
+            return value.right
+        if isinstance(value.operator, cst.Add) and value.right.deep_equals(target):
+            return value.left
+    return None
+
+
+def target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for element in target.elements:
+            names |= target_names(element.value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    dotted = dotted_name(target)
+    return {dotted} if dotted is not None and isinstance(target, (cst.Name, cst.Attribute)) else set()
+
+
+def assigned_names(body: cst.BaseSuite) -> set[str]:
+    names: set[str] = set()
+    for node in own_nodes(body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                names |= {n for n in target_names(target.target) if "." not in n}
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
+            names |= {n for n in target_names(node.target) if "." not in n}
+    return names
+
+
+def calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
+    """Calls and yields inside an expression, innermost first, not entering lambda bodies."""
+    found: list[cst.Call | cst.Yield] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            found.append(node)  # type: ignore[arg-type]
+            continue
+        if type(node) in (cst.Call, cst.Yield):  # by type: isinstance against LibCST's ABCs is slow
+            stack.append((node, True))
+        if type(node) is cst.Lambda:
+            stack.extend((p.default, False) for p in all_params(node.params) if p.default is not None)
+            continue
+        stack.extend((child, False) for child in reversed(list(children(node))))
+    return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import root_name
+from tensorlint.analysis.facts import root_name
 from tensorlint.analysis.index import Role
 from tensorlint.rule import Report, Rule
 

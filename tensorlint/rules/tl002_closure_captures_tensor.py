@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import STORE_METHODS, ClosureEscape, names_reaching
+from tensorlint.analysis.facts import STORE_METHODS, ClosureEscape, names_reaching
 from tensorlint.analysis.index import all_params
 from tensorlint.analysis.names import callee_name, names_in, receiver
 from tensorlint.analysis.syntax import placed

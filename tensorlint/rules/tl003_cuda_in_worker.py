@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import CudaWork
+from tensorlint.analysis.facts import CudaWork
 from tensorlint.analysis.index import Role, Unit
 from tensorlint.analysis.names import argument, callee_name
 from tensorlint.findings import Applicability

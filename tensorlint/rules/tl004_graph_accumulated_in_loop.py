@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import Accumulation, Loop, Store, names_reaching, root_name
+from tensorlint.analysis.facts import Accumulation, Loop, Store, names_reaching, root_name
 from tensorlint.analysis.index import Role, Unit
 from tensorlint.analysis.names import callee_name, dotted_name, string_value
 from tensorlint.analysis.values import is_loss_name

@@ -8,7 +8,7 @@ from itertools import chain
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.flow import names_reaching, root_name
+from tensorlint.analysis.facts import names_reaching, root_name
 from tensorlint.analysis.index import Unit, all_params
 from tensorlint.analysis.names import callee_name, dotted_name
 from tensorlint.analysis.syntax import Place, is_training_iteration, placed

@@ -1,0 +1,298 @@
+"""What the flow pass records, and what rules ask of it.
+
+`Facts` holds a module's index and the events the walk found (`Store`, `Accumulation`,
+`ClosureEscape`, `CudaWork`), the functions' summaries, and the questions that rules and the
+walk both ask of a container: how long it lives, and what kind it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tensorlint.analysis.index import ClassInfo, ModuleIndex, Unit, all_params, lineage, self_attribute
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
+from tensorlint.analysis.syntax import placed
+from tensorlint.analysis.values import UNKNOWN, Value
+
+if TYPE_CHECKING:
+    from tensorlint.analysis.project import Project
+
+# Methods that put their argument into the receiver, and the index of that argument.
+STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1, "update": 0}
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    node: cst.For | cst.While
+    reset: frozenset[str]  # names (and `self.x`) assigned afresh on every iteration
+    assigned: frozenset[str]  # every name the body assigns, loop variables included
+    calls_backward: bool
+    # A loop that computes rather than feeds data: over layers, `range`, a tensor, or a dict's
+    # items, with no `backward()` or `next()` in its body. What it collects is one graph.
+    computes: bool
+    # Positive evidence of a training or evaluation loop: `backward()`, `next()`, a DataLoader.
+    feeds_data: bool
+    carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
+    reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
+
+    def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:
+        """Whether `expr` is computed, inside this loop, from a loop-carried value."""
+        seen: set[str] = set()
+        todo = list(names_in(expr))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(self.reads.get(name, ()))
+        return bool((seen & self.carried) - {exclude})
+
+
+@dataclass(frozen=True, eq=False)
+class Store:
+    """`value` put into `container` by `node`."""
+
+    node: cst.CSTNode
+    unit: Unit
+    container: cst.BaseExpression
+    value: Value
+    value_expr: cst.BaseExpression
+    grows: bool  # appends, or writes under a key that changes from call to call
+    loops: tuple[Loop, ...]
+    via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
+
+
+@dataclass(frozen=True, eq=False)
+class Accumulation:
+    """`target += value` or `target = target + value`."""
+
+    node: cst.CSTNode
+    unit: Unit
+    target: cst.BaseExpression
+    value: Value
+    value_expr: cst.BaseExpression
+    loops: tuple[Loop, ...]
+    via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a function of the module does with its arguments, computed once and used at each call.
+
+    Positions count the arguments a caller passes (a method's `self` is not one).
+    """
+
+    keeps: dict[int, tuple[str, str]]  # argument -> (where it is kept, how): ("self.sum", "adds it to")
+    appends_into: dict[int, int]  # argument -> the argument (a container) it is appended to
+    returns_plain: Value  # the result, for arguments of unknown value
+    returns_given_graph: Value  # the result when the arguments carry a graph
+    # When every `return` gives a tuple of the same length: each position's value, so that
+    # `x, pad = helper(x)` tells the tensor from the int.
+    elements_plain: tuple[Value, ...] | None = None
+    elements_given_graph: tuple[Value, ...] | None = None
+
+
+NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
+
+
+@dataclass(frozen=True, eq=False)
+class ClosureEscape:
+    node: cst.CSTNode  # the lambda or def
+    unit: Unit
+    captured: tuple[str, ...]
+    how: str  # "returned", "stored in `self.fn`", ...
+    # A hook on a tensor that captures what holds that tensor: a reference cycle (the names: the
+    # tensor, and the expression that holds it).
+    cycle: tuple[str, str] | None = None
+    local_container: str | None = None  # stored in this function's own list or dict, by name
+
+
+@dataclass(frozen=True, eq=False)
+class CudaWork:
+    node: cst.Call
+    unit: Unit
+    what: str  # "`.cuda()`", "a CUDA `device=`", ...
+    device: cst.Arg | None = None  # the argument that names CUDA, in `.to(dev)` and `device=dev`
+
+
+@dataclass(eq=False)
+class Facts:
+    index: ModuleIndex
+    stores: list[Store] = field(default_factory=list)
+    accumulations: list[Accumulation] = field(default_factory=list)
+    escapes: list[ClosureEscape] = field(default_factory=list)
+    cuda_work: list[CudaWork] = field(default_factory=list)
+    final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
+    returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
+    attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
+    path: Path | None = None  # the file, when there is one: imports resolve from it
+    project: Project | None = None  # the other modules of the project, loaded on demand
+    # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
+    imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
+
+    def resolve_import(self, name: str) -> tuple[Facts, str] | None:
+        """The analysed module defining an imported name, and the name there."""
+        origin = self.imports.origin(name)
+        if origin is None or self.project is None or self.path is None:
+            return None
+        resolved = self.project.resolve(self.path, origin)
+        return (resolved.facts, resolved.name) if resolved is not None else None
+
+    def class_of(self, instance: str) -> tuple[Facts, ClassInfo] | None:
+        cls = self.index.classes.get(instance)
+        return (self, cls) if cls is not None else self.imported_classes.get(instance)
+
+    @property
+    def imports(self) -> Imports:
+        return self.index.imports
+
+    def summary(self, unit: Unit) -> Summary:
+        """The unit's summary; NO_SUMMARY while it is being computed (recursion)."""
+        from tensorlint.analysis.flow import summarize  # flow imports this module
+
+        known = self.summaries.get(id(unit))
+        if known is None:
+            self.summaries[id(unit)] = NO_SUMMARY
+            known = self.summaries[id(unit)] = summarize(self, unit)
+        return known
+
+    def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
+        """(lifetime, kind) of a container expression.
+
+        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict",
+        "bounded", "tensor" or None when unknown.
+        """
+        expr = container
+        while isinstance(expr, cst.Subscript):
+            expr = expr.value  # history[epoch].append(...) grows `history`
+        attribute = self_attribute(unit, expr)
+        if attribute is not None:
+            assert unit.cls is not None
+            classes = lineage(self.index.classes, unit.cls)
+            if any(attribute in cls.managed for cls in classes):
+                return "attribute", "managed"
+            values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
+            return "attribute", _kind_of(self.imports, values)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # `module.outputs` in a hook: an attribute of an object that outlives the call.
+            owner = _binding_unit(unit, expr.value.value)
+            if owner is not unit or expr.value.value in {p.name.value for p in unit_params(unit)}:
+                values = self.index.foreign_attributes.get(expr.attr.value, [])
+                return "attribute", _kind_of(self.imports, values)
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            owner = _binding_unit(unit, name)
+            if owner is None or owner is self.index.module_unit:
+                if name in self.index.module_unit.managed_globals:
+                    return "global", "managed"
+                return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
+            values = owner.bindings.get(name, [])
+            aliased = _alias_of_long_lived(self, owner, values)
+            if aliased is not None:
+                return aliased
+            if name in owner.managed_globals or (owner is not unit and owner.removes_hooks):
+                # Emptied in its function, or filled by hooks that function removes again.
+                return ("closure" if owner is not unit else "local"), "managed"
+            return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
+        return "local", None
+
+
+def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
+    """`seeds` and the names whose values flow into them in the unit's own code: assigned to
+    them (`result = f(x)`), put into them (`result.append(x)`), or iterated into them
+    (`for x in embeds: result.append(x)`)."""
+    reached = set(seeds)
+    if not reached:
+        return reached
+    flows: list[tuple[set[str], set[str]]] = []  # (names written, names whose values they take)
+    for assign, _ in placed(unit, cst.Assign):
+        written = {name for target in assign.targets for name in names_in(target.target)}
+        flows.append((written, names_in(assign.value)))
+    for loop, _ in placed(unit, cst.For):
+        flows.append((names_in(loop.target), names_in(loop.iter)))
+    for call, _ in placed(unit, cst.Call):
+        if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
+            flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
+    changed = True
+    while changed:
+        changed = False
+        for written, read in flows:
+            if written & reached and not read <= reached:
+                reached |= read
+                changed = True
+    return reached
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted_name(expr)
+
+
+def _binding_unit(unit: Unit, name: str) -> Unit | None:
+    current: Unit | None = unit
+    while current is not None:
+        if name in current.declared_global:
+            return None
+        if name in current.bindings or any(p.name.value == name for p in unit_params(current)):
+            return current
+        current = current.parent
+    return None
+
+
+def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpression]) -> tuple[str, str | None] | None:
+    """`cache = self.cache` makes `cache` the attribute's container."""
+    for value in values:
+        if self_attribute(owner, value) is not None:
+            return facts.container_kind(owner, value)
+    return None
+
+
+def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
+    """What the assignments to a container make it; None when they do not say."""
+    kinds = {_kind(imports, v) for v in values}
+    kinds.discard(None)
+    if not kinds:
+        return None
+    for kind in ("bounded", "tensor"):  # a bounded or tensor buffer anywhere: no growth to see
+        if kind in kinds:
+            return kind
+    return "dict" if kinds == {"dict"} else "list" if kinds <= {"list", "dict"} else None
+
+
+def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return "list"
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(value, cst.Call):
+        qualified = imports.qualify(value.func) or dotted_name(value.func) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if last == "deque":
+            bounded = argument(value, "maxlen", 1)
+            return (
+                "bounded"
+                if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None")
+                else "list"
+            )
+        if last in ("list",):
+            return "list"
+        if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
+            return "dict"
+        if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
+            return "tensor"
+    return None
+
+
+def unit_params(unit: Unit) -> list[cst.Param]:
+    node = unit.node
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return all_params(node.params)
+    return []
