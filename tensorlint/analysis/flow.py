@@ -366,7 +366,9 @@ class _Walker:
     def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
         if isinstance(self.unit.node, cst.Module):
             return UNKNOWN  # module-level closures capture globals, which live anyway
-        captured = sorted(n for n in free if n in self.env and self.env[n].tensor)
+        # A name the closure calls holds a function (or a module), whatever record it came from.
+        called = {n.func.value for n in walk(node) if type(n) is cst.Call and type(n.func) is cst.Name}
+        captured = sorted(n for n in free - called if n in self.env and self.env[n].tensor)
         for param in all_params(params):
             if param.default is not None and evaluate(param.default, self).tensor:
                 captured.append(param.name.value)
