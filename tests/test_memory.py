@@ -81,7 +81,7 @@ def test_modules_the_project_drops_are_freed(tmp_path) -> None:
             f"    for x in batches:\n        total += {name}(x)\n    return total\n"
         )
         users.append(user)
-    project = Project(capacity=1)  # each file evicts the module the other one imported
+    project = Project(capacity_bytes=1)  # each file evicts the module the other one imported
 
     def lint(index: int) -> None:
         user = users[index % 2]

@@ -37,11 +37,13 @@ class Resolved:
 class Project:
     """Resolves imported names to the analysed modules that define them."""
 
-    def __init__(self, capacity: int = 64) -> None:
-        # The most recently used modules only: a run over a large tree must not keep every
-        # imported module's tree in memory.
+    def __init__(self, capacity_bytes: int = 8 << 20) -> None:
+        # The most recently used modules, up to this much source text: a run over a large tree
+        # must not keep every imported module's tree in memory, and a tree's memory follows its
+        # text (counting modules instead kept too few small ones and too many large ones).
         self._modules: OrderedDict[Path, Facts | None] = OrderedDict()
-        self.capacity = capacity
+        self._sizes: dict[Path, int] = {}
+        self.capacity_bytes = capacity_bytes
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
@@ -82,8 +84,10 @@ class Project:
         else:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
             self._modules[key] = _analyse(key, self)
-            while len(self._modules) > self.capacity:
-                _, dropped = self._modules.popitem(last=False)
+            self._sizes[key] = _size(key)
+            while len(self._modules) > 1 and sum(self._sizes.values()) > self.capacity_bytes:
+                oldest, dropped = self._modules.popitem(last=False)
+                self._sizes.pop(oldest, None)
                 if dropped is not None:
                     self._dropped.append(dropped)
         return self._modules[key]
@@ -104,6 +108,13 @@ class Project:
         for facts in self._dropped:
             facts.index.release()
         self._dropped.clear()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _analyse(path: Path, project: Project) -> Facts | None:

@@ -8,7 +8,7 @@ from itertools import chain
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import names_reaching, root_name
+from tensorlint.analysis.facts import STORE_METHODS, names_reaching, root_name
 from tensorlint.analysis.index import Unit, all_params
 from tensorlint.analysis.names import callee_name, dotted_name
 from tensorlint.analysis.syntax import Place, is_training_iteration, placed
@@ -18,7 +18,8 @@ from tensorlint.rule import NodeFix, Report, Rule
 
 # Methods that put their argument into the receiver, and the index of that argument. `put` (a
 # queue handing the exception to another thread, which re-raises it) is left out on purpose.
-_STORE_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1, "setdefault": 1}
+# `update` takes a mapping: the exception would sit inside its argument, not be it.
+_STORE_METHODS = {method: position for method, position in STORE_METHODS.items() if method != "update"}
 
 
 class ExceptionKept(Rule):
