@@ -43,7 +43,6 @@ from tensorlint.analysis.names import argument, callee_name, dotted_name, names_
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
-    assigned_names,
     calls_and_yields,
     carried_names,
     free_names,
@@ -199,7 +198,7 @@ class _Walker:
         return None
 
     def closure_value(self, node: cst.Lambda) -> Value:
-        return self._closure(node, names_in(node.body) - {p.name.value for p in all_params(node.params)}, node.params)
+        return self._closure(node, free_names(node), node.params)
 
     # -- entry ---------------------------------------------------------------------------------
 
@@ -357,9 +356,7 @@ class _Walker:
         return None
 
     def _nested_def(self, node: cst.FunctionDef) -> None:
-        params = {p.name.value for p in all_params(node.params)}
-        loaded = names_in(node.body) - params - assigned_names(node.body)
-        self.env[node.name.value] = self._closure(node, loaded, node.params)
+        self.env[node.name.value] = self._closure(node, free_names(node), node.params)
         for decorator in node.decorators:
             self._effects(decorator.decorator)
 

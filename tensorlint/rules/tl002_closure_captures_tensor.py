@@ -42,9 +42,9 @@ class ClosureCapturesTensor(Rule):
     optimizer `step(closure)`, `torch.utils.checkpoint`, a hook registered on a local
     intermediate tensor (it lives as long as that tensor's graph), closures that capture only
     Python values, modules, functions (a name the closure calls) or `self`, default arguments
-    bound to Python values
-    (`lambda s=loss.item(): s`), and closures put in the function's own list or dict when that
-    container is not returned, stored or captured by a closure that is: all die with the call.
+    bound to Python values (`lambda s=loss.item(): s`), and closures put in the function's own
+    list or dict when that container is not returned, stored or captured by a closure that is:
+    all die with the call.
     A closure returned by a function of another module is not followed.
 
     ## Example
