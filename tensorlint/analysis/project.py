@@ -83,8 +83,9 @@ class Project:
             self._modules.move_to_end(key)
         else:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
-            self._modules[key] = _analyse(key, self)
-            self._sizes[key] = _size(key)
+            size = _size(key)
+            self._modules[key] = _analyse(key, size, self)
+            self._sizes[key] = size  # after: modules analysed on the way may have evicted `key`
             while len(self._modules) > 1 and sum(self._sizes.values()) > self.capacity_bytes:
                 oldest, dropped = self._modules.popitem(last=False)
                 self._sizes.pop(oldest, None)
@@ -117,12 +118,12 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _analyse(path: Path, project: Project) -> Facts | None:
+def _analyse(path: Path, size: int, project: Project) -> Facts | None:
     from tensorlint.analysis.flow import analyze  # flow imports this module
 
+    if size > _MAX_BYTES:
+        return None
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            return None
         module = parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
