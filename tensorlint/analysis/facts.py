@@ -65,6 +65,8 @@ class Store:
     grows: bool  # appends, or writes under a key that changes from call to call
     loops: tuple[Loop, ...]
     via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
+    fresh: bool = False  # the container was emptied earlier in the same call, on every path to here
+    concatenates: bool = False  # `buf = torch.cat([buf, t])`: a tensor buffer that grows by `t`
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +132,8 @@ class Facts:
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
+    # id(unit) -> containers emptied on every path through it (before or after what it stores)
+    reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
     path: Path | None = None  # the file, when there is one: imports resolve from it
     project: Project | None = None  # the other modules of the project, loaded on demand
@@ -162,6 +166,11 @@ class Facts:
             known = self.summaries[id(unit)] = summarize(self, unit)
         return known
 
+    def is_list(self, unit: Unit, container: cst.BaseExpression) -> bool:
+        """Whether every assignment makes the container a list: `xs[i] = v` then replaces, never adds."""
+        values = _assigned_values(self, unit, container)
+        return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
+
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
@@ -175,7 +184,7 @@ class Facts:
         if attribute is not None:
             assert unit.cls is not None
             classes = lineage(self.index.classes, unit.cls)
-            if any(attribute in cls.managed for cls in classes):
+            if any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed:
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
@@ -203,6 +212,17 @@ class Facts:
         return "local", None
 
 
+def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What the code assigns to a container expression: `self.x = ...` in the class, `x = ...` in scope."""
+    attribute = self_attribute(unit, container)
+    if attribute is not None and unit.cls is not None:
+        return [v for cls in lineage(facts.index.classes, unit.cls) for v, _ in cls.attribute_values.get(attribute, [])]
+    if isinstance(container, cst.Name):
+        owner = _binding_unit(unit, container.value) or facts.index.module_unit
+        return owner.bindings.get(container.value, [])
+    return []
+
+
 def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
     """`seeds` and the names whose values flow into them in the unit's own code: assigned to
     them (`result = f(x)`), put into them (`result.append(x)`), or iterated into them
@@ -227,6 +247,11 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
                 reached |= read
                 changed = True
     return reached
+
+
+def bounded_per_call(facts: Facts, store: Store) -> bool:
+    """Whether the call that stores also empties the container on every path: one call's worth."""
+    return store.fresh or root_name(store.container) in facts.reset_in_call.get(id(store.unit), frozenset())
 
 
 def root_name(expr: cst.BaseExpression) -> str | None:
@@ -268,7 +293,9 @@ def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | No
 
 
 def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
-    if isinstance(value, (cst.List, cst.ListComp)):
+    if isinstance(value, (cst.List, cst.ListComp)) or (
+        isinstance(value, cst.BinaryOperation) and isinstance(value.left, cst.List)  # [None] * n
+    ):
         return "list"
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return "dict"

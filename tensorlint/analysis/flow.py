@@ -31,27 +31,30 @@ from tensorlint.analysis.facts import (
     unit_params,
 )
 from tensorlint.analysis.index import (
+    NO_GRAD_STEP_METHODS,
     ClassInfo,
     Role,
     Unit,
     all_params,
     build_index,
     lineage,
+    resets_container,
     self_attribute,
 )
-from tensorlint.analysis.names import argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
     calls_and_yields,
     carried_names,
+    concatenated_operand,
     free_names,
     iterates_loader,
     own_nodes,
     reset_every_iteration,
     target_names,
 )
-from tensorlint.analysis.values import CUDA, GRAPH, MODULE, SCALAR, TENSOR, UNKNOWN, Value, evaluate
+from tensorlint.analysis.values import CUDA, GRAPH, MODULE, SCALAR, TENSOR, UNKNOWN, Value, evaluate, is_model_name
 from tensorlint.analysis.walk import children, walk
 
 # Method names that register a callback on their receiver.
@@ -95,6 +98,12 @@ class _Walker:
         self.returned_elements: list[Value] | None = None  # per position, while every return is a tuple
         self.returns_other = False  # a return that is not a tuple display of that length
         self.tensor_hooks: list[tuple[cst.CSTNode, str]] = []  # (closure, the local tensor it hooks)
+        # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
+        # what is stored into them now is bounded by one call.
+        self.fresh: set[str] = set()
+        self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
+        # `obj.attr` -> the escape of the closure stored there, and how many `if`s were around it
+        self.patched: dict[str, tuple[ClosureEscape, int]] = {}
 
     # -- values.Scope ------------------------------------------------------------------------
 
@@ -214,12 +223,17 @@ class _Walker:
             self._statements(node.body)
         if self.arguments is None:
             self.facts.final_env[id(self.unit)] = self.env
+            self.facts.reset_in_call[id(self.unit)] = frozenset(self.fresh)
             self._find_hook_cycles()
 
     def _decorated_no_grad(self) -> bool:
+        """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`)."""
         node = self.unit.node
         if not isinstance(node, cst.FunctionDef):
             return False
+        cls = self.unit.cls
+        if self.unit.is_method and cls is not None and cls.is_module and node.name.value in NO_GRAD_STEP_METHODS:
+            return True
         for decorator in node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
@@ -247,6 +261,8 @@ class _Walker:
                 value = TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
+            elif not words and is_model_name(name):
+                value = MODULE  # `def evaluate(model, loader)`: named for what it holds
             else:
                 value = UNKNOWN
             if param.default is not None and evaluate(param.default, self).cuda:
@@ -281,21 +297,32 @@ class _Walker:
                 self._small(small)
         elif isinstance(statement, cst.If):
             self._effects(statement.test)
-            before = dict(self.env)
+            before, fresh = dict(self.env), set(self.fresh)
+            self.conditions.append(statement.test)
+            guarded = _tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
+            if guarded is not None and not guarded[1]:
+                self.env[guarded[0]] = UNKNOWN  # `if not isinstance(val, Tensor):` val is no tensor here
             self._block(statement.body)
             after_body, self.env = self.env, before
+            fresh_after_body, self.fresh = self.fresh, fresh
+            if guarded is not None and guarded[1]:
+                self.env[guarded[0]] = UNKNOWN
             if statement.orelse is not None:
                 if isinstance(statement.orelse, cst.If):
                     self._statement(statement.orelse)
                 else:
                     self._block(statement.orelse.body)
             self.env = _join_env(after_body, self.env)
+            self.fresh &= fresh_after_body
+            self.conditions.pop()
         elif isinstance(statement, (cst.For, cst.While)):
             self._loop(statement)
         elif isinstance(statement, cst.With):
             self._with(statement)
         elif isinstance(statement, (cst.Try, cst.TryStar)):
+            fresh = set(self.fresh)
             self._block(statement.body)
+            self.fresh &= fresh  # a handler may run after any statement of the body
             for handler in statement.handlers:
                 if handler.name is not None and isinstance(handler.name.name, cst.Name):
                     self.env[handler.name.name.value] = UNKNOWN
@@ -308,8 +335,10 @@ class _Walker:
             self._nested_def(statement)
         elif isinstance(statement, cst.Match):
             self._effects(statement.subject)
+            fresh = set(self.fresh)
             for case in statement.cases:
                 self._block(case.body)
+            self.fresh &= fresh
 
     def _loop(self, statement: cst.For | cst.While) -> None:
         if isinstance(statement, cst.For):
@@ -319,11 +348,12 @@ class _Walker:
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
-        before = dict(self.env)
+        before, fresh = dict(self.env), set(self.fresh)
         self.loops.append(loop)
         self._block(statement.body)
         self.loops.pop()
         self.env = _join_env(before, self.env)
+        self.fresh &= fresh  # the body may not run
         if statement.orelse is not None:
             self._block(statement.orelse.body)
 
@@ -379,6 +409,11 @@ class _Walker:
             value = evaluate(small.value, self)
             for target in small.targets:
                 self._assign(target.target, small.value, value, small)
+                self._note_reset(target.target, resets_container(small.value, target.target))
+        elif isinstance(small, cst.Del):
+            for deleted in _deleted(small.target):
+                if isinstance(deleted, cst.Subscript):
+                    self._note_reset(deleted.value, _is_whole_slice(deleted))
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self._effects(small.value)
@@ -387,6 +422,9 @@ class _Walker:
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
+            call = small.value
+            if isinstance(call, cst.Call) and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
+                self._note_reset(emptied, True)
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._effects(small.value)
@@ -400,6 +438,31 @@ class _Walker:
                     self._effects(child)
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
+
+    def _note_reset(self, container: cst.BaseExpression, emptied: bool) -> None:
+        name = dotted_name(container)
+        if name is not None:
+            if emptied:
+                self.fresh.add(name)
+            else:
+                self.fresh.discard(name)
+
+    def _store(
+        self,
+        node: cst.CSTNode,
+        container: cst.BaseExpression,
+        value: Value,
+        value_expr: cst.BaseExpression,
+        grows: bool,
+        via: str | None = None,
+        concatenates: bool = False,
+    ) -> None:
+        fresh = root_name(container) in self.fresh
+        if any(_reads_length_of(test, container) for test in self.conditions):
+            grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
+        loops = tuple(self.loops)
+        store = Store(node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates)
+        self.facts.stores.append(store)
 
     def _kept_references(self, expr: cst.BaseExpression) -> set[str]:
         """Names whose values an expression passes on, not those it reduces to Python numbers."""
@@ -420,6 +483,9 @@ class _Walker:
     def _assign(
         self, target: cst.BaseExpression, value_expr: cst.BaseExpression, value: Value, node: cst.CSTNode
     ) -> None:
+        grown_by = concatenated_operand(target, value_expr)
+        if grown_by is not None:
+            self._store(node, target, evaluate(grown_by, self), grown_by, grows=True, concatenates=True)
         if isinstance(target, cst.Name):
             other = accumulated_operand(target, value_expr)
             if other is not None:
@@ -428,7 +494,7 @@ class _Walker:
                 )
             if target.value in self.unit.declared_global:
                 self._escape(value, f"stored in the global `{target.value}`")
-            self._bind(target, value)
+            self._bind(target, value, drops_graph=_drops_graph(value_expr))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
             elements = self.summarized_elements(value_expr) if isinstance(value_expr, cst.Call) else None
@@ -446,12 +512,10 @@ class _Walker:
                 self.facts.accumulations.append(
                     Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
                 )
-            self._escape(value, f"stored in `{dotted_name(target) or target.attr.value}`")
+            self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
             self._escape(value, "stored in a container", target.value)
-            self.facts.stores.append(
-                Store(node, self.unit, target.value, value, value_expr, self._key_varies(target), tuple(self.loops))
-            )
+            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr))
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         self._effects(node.value)
@@ -459,7 +523,7 @@ class _Walker:
         target = node.target
         if isinstance(node.value, (cst.List, cst.Tuple)) and isinstance(node.operator, cst.AddAssign):
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
-            self.facts.stores.append(Store(node, self.unit, target, value, node.value, True, tuple(self.loops)))
+            self._store(node, target, value, node.value, grows=True)
         else:
             self.facts.accumulations.append(Accumulation(node, self.unit, target, value, node.value, tuple(self.loops)))
         if isinstance(target, cst.Name):
@@ -469,11 +533,13 @@ class _Walker:
                 tensor=joined.tensor, graph=joined.graph and self.grad_enabled, scalar=joined.scalar
             )
 
-    def _bind(self, target: cst.BaseExpression, value: Value) -> None:
+    def _bind(self, target: cst.BaseExpression, value: Value, *, drops_graph: bool = False) -> None:
         if isinstance(target, cst.Name):
             name = target.value
-            # `loss.backward()` elsewhere in the function: whatever `loss` is bound to has a graph.
-            if name in self.unit.graph_evidence and self.grad_enabled and not (value.scalar or value.module):
+            # `loss.backward()` elsewhere in the function: whatever `loss` is bound to has a graph,
+            # unless this assignment drops it (`loss = loss.detach()`).
+            promote = not (value.scalar or value.module or drops_graph)
+            if name in self.unit.graph_evidence and self.grad_enabled and promote:
                 value = GRAPH
             self.env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -483,21 +549,28 @@ class _Walker:
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
 
-    def _key_varies(self, target: cst.Subscript) -> bool:
-        """Whether `d[key] = v` writes a new key on each call or iteration."""
+    def _grows_by_key(self, target: cst.Subscript, value_expr: cst.BaseExpression) -> bool:
+        """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
+        of a list (which only replaces an item) nor the slot the value reads (`xs[i] = f(xs[i])`)."""
+        if self.facts.is_list(self.unit, target.value):
+            return False
+        if any(type(node) is cst.Subscript and node.deep_equals(target) for node in walk(value_expr)):
+            return False
         for element in target.slice:
             index = element.slice
             if not isinstance(index, cst.Index):
                 return False  # a slice writes into existing storage
-            if self._varies(index.value):
-                return True
+            if self._varies(index.value) or _reads(index.value, target.value):
+                return True  # `d[len(d)] = v`: a key computed from the container is new each time
         return False
 
     def _varies(self, key: cst.BaseExpression) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration."""
-        params = {p.name.value for p in unit_params(self.unit)} - {self.unit.self_name or ""}
-        if Role.MODULE_HOOK in self.unit.roles or Role.TENSOR_HOOK in self.unit.roles:
-            params = set()  # hook arguments are the module and its tensors: fixed per registration
+        params = {p.name.value for p in unit_params(self.unit) if _key_space_grows(p)} - {self.unit.self_name or ""}
+        if Role.MODULE_HOOK in self.unit.roles and self.unit.node is not None:
+            # The module a hook is given is fixed per registration; its tensors are new each call.
+            hook_params = [p.name.value for p in unit_params(self.unit)][self.unit.skip_params :]
+            params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         names = names_in(key)
         if names & (params | loop_targets):
@@ -546,7 +619,7 @@ class _Walker:
             container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
         self._escape(value, "stored in a container", container)
-        self.facts.stores.append(Store(call, self.unit, container, value, stored, grows, tuple(self.loops)))
+        self._store(call, container, value, stored, grows)
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too."""
@@ -572,7 +645,7 @@ class _Walker:
                 continue
             via = f"`{helper}` appends it to its argument"
             value = evaluate(arg, self)
-            self.facts.stores.append(Store(call, self.unit, container, value, arg, True, tuple(self.loops), via=via))
+            self._store(call, container, value, arg, grows=True, via=via)
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
@@ -636,6 +709,26 @@ class _Walker:
         if self.returns_other or self.returned_elements is None:
             return None
         return tuple(self.returned_elements)
+
+    def _store_attribute(self, target: cst.Attribute, value: Value) -> None:
+        """`obj.fn = closure`: it escapes with `obj`, unless the attribute is restored later in the
+        call on every path (`model.forward = original` in a `finally`), as monkeypatches are."""
+        name = dotted_name(target) or target.attr.value
+        restored = self.patched.pop(name, None)
+        restores = restored is not None and value.closure is None and len(self.conditions) <= restored[1]
+        if restored is not None and restores and restored[0] in self.facts.escapes:
+            self.facts.escapes.remove(restored[0])
+        # An object made here (not a parameter) dies with the call unless it is kept.
+        root = target.value
+        made_here = isinstance(root, cst.Name) and root.value in self.unit.bindings
+        owner = root if made_here and isinstance(root, cst.Name) and root.value not in self._param_names() else None
+        before = len(self.facts.escapes)
+        self._escape(value, f"stored in `{name}`", owner)
+        if len(self.facts.escapes) > before:
+            self.patched[name] = (self.facts.escapes[-1], len(self.conditions))
+
+    def _param_names(self) -> set[str]:
+        return {p.name.value for p in unit_params(self.unit)}
 
     def _escape(self, value: Value, how: str, container: cst.BaseExpression | None = None) -> None:
         if value.closure is None or not value.captured:
@@ -724,6 +817,77 @@ class _Walker:
         return isinstance(iterable, (cst.List, cst.Tuple))
 
 
+def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
+    """Whether `expr` contains `part`: `len(self.d)` reads `self.d`."""
+    return any(type(node) is type(part) and node.deep_equals(part) for node in walk(expr))
+
+
+_GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "numpy"])
+
+
+def _drops_graph(expr: cst.BaseExpression) -> bool:
+    """`x.detach()`, `x.detach().cpu()`, `x.item()`: the value, whatever it was, has no history."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value in _GRAPH_DROPPING_METHODS:
+            return True
+        if expr.func.attr.value not in ("cpu", "to", "clone", "float", "double", "half", "contiguous"):
+            return False
+        expr = expr.func.value
+    return False
+
+
+def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
+    """(name, True) for `isinstance(name, torch.Tensor)` or `torch.is_tensor(name)`; False under `not`."""
+    positive = True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, False
+    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
+        return None
+    name = test.args[0].value.value
+    called = imports.qualify(test.func) or dotted_name(test.func) or ""
+    if called.endswith("is_tensor"):
+        return name, positive
+    if called == "isinstance" and len(test.args) == 2:
+        kinds = dotted_name(test.args[1].value) or ""
+        if kinds.endswith("Tensor"):
+            return name, positive
+    return None
+
+
+def _key_space_grows(param: cst.Param) -> bool:
+    """Whether keys taken from a parameter keep changing: an input, a step, an id. An index into
+    the model's structure (`layer_idx: int`) takes a few values: a per-layer cache is bounded."""
+    name = param.name.value.lower()
+    structural = any(part in name for part in ("layer", "level", "stage", "block", "head", "scale"))
+    return not (structural and "int" in _annotation_words(param))
+
+
+def _reads_length_of(test: cst.BaseExpression, container: cst.BaseExpression) -> bool:
+    """Whether a condition compares the container's length: `len(xs) < cap`."""
+    return any(
+        type(node) is cst.Call
+        and callee_name(node) == "len"
+        and bool(node.args)
+        and node.args[0].value.deep_equals(container)
+        for node in walk(test)
+    )
+
+
+def _deleted(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The targets of `del a, b[:]`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [element.value for element in target.elements]
+    return [target]
+
+
+def _is_whole_slice(target: cst.Subscript) -> bool:
+    """`xs[:]`: every item."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Slice):
+        return False
+    whole = target.slice[0].slice
+    return whole.lower is None and whole.upper is None and whole.step is None
+
+
 def _join_values(values: Sequence[Value]) -> Value:
     joined = UNKNOWN
     for value in values:
@@ -767,7 +931,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         walker._bind_params()
         walker.env.update(facts.final_env.get(id(unit), {}))
         value = value.join(evaluate(expr, walker))
-    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda)
+    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda, instance=value.instance)
     facts.attribute_cache[key] = value
     return value
 

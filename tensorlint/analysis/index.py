@@ -27,6 +27,23 @@ class Role(str, Enum):
     MODULE_HOOK = "module hook"  # register_forward_hook(fn) and friends: fn(module, input, output)
     TENSOR_HOOK = "tensor hook"  # tensor.register_hook(fn): fn(grad)
     WORKER = "worker"  # runs in DataLoader worker processes
+    STEP = "step"  # a method a framework calls once per batch: `training_step`, a metric's `update`
+
+
+# Methods that frameworks call once per batch, like `forward`: Lightning's steps and batch hooks,
+# the HF Trainer's, metrics' and meters' `update`/`process`, callable objects. A container on
+# `self` that one of them grows gains an entry per batch.
+STEP_METHODS = frozenset(
+    ["training_step", "validation_step", "test_step", "predict_step", "train_step", "compute_loss",
+     "update", "process", "__call__"]
+)  # fmt: skip
+# Lightning runs these under `torch.no_grad()` (or inference mode): what they compute has no graph.
+NO_GRAD_STEP_METHODS = frozenset(["validation_step", "test_step", "predict_step"])
+
+
+def is_step_method(name: str) -> bool:
+    """Per-batch methods, and the per-batch callbacks: `on_train_batch_end`, `on_step_end`."""
+    return name in STEP_METHODS or (name.startswith("on_") and name.endswith(("batch_end", "batch_start", "step_end")))
 
 
 MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -177,6 +194,8 @@ class ModuleIndex:
     lambda_units: dict[int, Unit] = field(default_factory=dict)
     # `layer.outputs = []`: attributes the module sets on objects other than `self`, by name
     foreign_attributes: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # `del self.child.feats[:]`, `layer.outputs.clear()`: attributes emptied through another object
+    foreign_managed: set[str] = field(default_factory=set)
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -213,6 +232,7 @@ class _Indexer:
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
+        self.foreign_managed: set[str] = set()
 
     @property
     def unit(self) -> Unit:
@@ -330,7 +350,7 @@ class _Indexer:
             if value is not None:
                 self.unit.bindings.setdefault(name, []).append(value)
             global_scope = name in self.unit.declared_global or self.unit is self.module_unit
-            if global_scope and _resets(value, target) and (rebinding or self.unit is not self.module_unit):
+            if global_scope and resets_container(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
             return
         attribute = self_attribute(self.unit, target)
@@ -342,13 +362,15 @@ class _Indexer:
             cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
             self.unit.sets_attributes = True
             method = self.unit.method_unit()
-            if method is not None and method.name != "__init__" and _resets(value, target):
+            if method is not None and method.name != "__init__" and resets_container(value, target):
                 cls.managed.add(attribute)
 
     def _manage(self, container: cst.BaseExpression) -> None:
         attribute = self_attribute(self.unit, container)
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
+        elif isinstance(container, cst.Attribute):
+            self.foreign_managed.add(container.attr.value)  # a parent empties its child's list
         elif isinstance(container, cst.Name):
             self.module_unit.managed_globals.add(container.value)
             self.unit.managed_globals.add(container.value)
@@ -448,14 +470,17 @@ def build_index(module: cst.Module) -> ModuleIndex:
         hook_calls=indexer.hook_calls,
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
+        foreign_managed=indexer.foreign_managed,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
+    in_main_process: set[int] = set()  # units that only loaders without workers run
     for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
-        _assign_worker_roles(index, call, unit)
+        _assign_worker_roles(index, call, unit, in_main_process)
+    _assign_unseen_loader_roles(index, in_main_process)
     _spread_worker_role(index)
     return index
 
@@ -577,12 +602,17 @@ def _classify_classes(index: ModuleIndex) -> None:
 
 
 def _assign_forward_roles(index: ModuleIndex) -> None:
+    """`forward` of any class (a plain wrapper's runs once per step too), and per-step methods."""
     for unit in index.units:
         cls = unit.cls
-        if cls is None or not cls.is_module or not isinstance(unit.node, cst.FunctionDef):
+        if cls is None or cls.is_autograd_function or not isinstance(unit.node, cst.FunctionDef):
             continue
-        if index.method_units.get(id(unit.node)) is unit and unit.name in cls.forward_names:
+        if index.method_units.get(id(unit.node)) is not unit or _is_static(unit.node):
+            continue
+        if unit.name in cls.forward_names:
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
+        elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
+            unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
 
 
 def _assign_hook_roles(index: ModuleIndex) -> None:
@@ -594,29 +624,60 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
             target.skip_params, target.skip_keywords = skip, skip_keywords
 
 
-def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit) -> None:
+def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit, in_main_process: set[int]) -> None:
+    """What a DataLoader runs in its workers; with `num_workers=0`, what it runs in this process."""
     workers = argument(call, "num_workers", 5)
     has_workers = workers is not None and not _is_zero(workers, index)
     index.loader_calls.append(LoaderCall(call, unit, has_workers))
-    if not has_workers:
-        return
+    run: list[tuple[Unit, str]] = []
     for keyword in ("collate_fn", "worker_init_fn"):
         fn = argument(call, keyword, 8 if keyword == "collate_fn" else None)
-        if fn is None:
-            continue
-        for target, _, _ in resolve_callable(index, fn, unit):
-            target.roles[Role.WORKER] = f"`{keyword}` of a DataLoader with workers"
-            target.loaders.append(call)
+        if fn is not None:
+            run += [
+                (target, f"`{keyword}` of a DataLoader with workers")
+                for target, _, _ in resolve_callable(index, fn, unit)
+            ]
     dataset = argument(call, "dataset", 0)
-    if dataset is None:
-        return
-    for cls in _dataset_classes(index, dataset, unit):
+    for cls in _dataset_classes(index, dataset, unit) if dataset is not None else []:
         for method in _DATASET_METHODS:
             node = cls.methods.get(method)
             if node is not None:
-                target = index.method_units[id(node)]
-                target.roles[Role.WORKER] = f"`{cls.name}.{method}`, run by a DataLoader with workers"
-                target.loaders.append(call)
+                run.append((index.method_units[id(node)], f"`{cls.name}.{method}`, run by a DataLoader with workers"))
+    for target, why in run:
+        if has_workers:
+            target.roles[Role.WORKER] = why
+            target.loaders.append(call)
+        else:
+            in_main_process.add(id(target))
+
+
+def _assign_unseen_loader_roles(index: ModuleIndex, in_main_process: set[int]) -> None:
+    """A dataset's item methods and collate functions run in DataLoader workers as soon as some
+    loader sets `num_workers > 0`, in this file or another: worker code, unless every loader that
+    visibly runs them keeps them in the main process."""
+    candidates: list[tuple[Unit, str]] = []
+    for cls in index.classes.values():
+        if _is_dataset_class(index, cls):
+            for method in _DATASET_METHODS:
+                node = cls.methods.get(method)
+                if node is not None:
+                    why = f"`{cls.name}.{method}`, which DataLoader workers run when `num_workers > 0`"
+                    candidates.append((index.method_units[id(node)], why))
+    for unit in index.units:
+        name = unit.name.lower() if isinstance(unit.node, cst.FunctionDef) else ""
+        if "collate" in name or "worker_init" in name:
+            candidates.append((unit, f"`{unit.name}`, which DataLoader workers run when `num_workers > 0`"))
+    for unit, why in candidates:
+        if Role.WORKER not in unit.roles and id(unit) not in in_main_process:
+            unit.roles[Role.WORKER] = why
+
+
+def _is_dataset_class(index: ModuleIndex, cls: ClassInfo) -> bool:
+    """A subclass of `Dataset`/`IterableDataset` (torch's, or a library's), here or through a local base."""
+    return any(
+        (base or "").rsplit(".", 1)[-1].endswith("Dataset") for ancestor in lineage(index.classes, cls)
+        for base in ancestor.base_names
+    )  # fmt: skip
 
 
 def _is_zero(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
@@ -666,7 +727,24 @@ def resolve_callable(
         if callee_name(expr) == "Compose" and expr.args and isinstance(expr.args[0].value, (cst.List, cst.Tuple)):
             steps = expr.args[0].value.elements  # transforms.Compose([Resize(), ToDevice()]): each step runs
             return [found for step in steps for found in resolve_callable(index, step.value, unit, depth + 1)]
+        # A factory: `register_forward_hook(self.make_hook(name))` registers what it returns.
+        return [
+            found
+            for factory, _, _ in resolve_callable(index, expr.func, unit, depth + 1)
+            for returned in returned_values(factory)
+            for found in resolve_callable(index, returned, factory, depth + 1)
+        ]
     return []
+
+
+def returned_values(unit: Unit) -> list[cst.BaseExpression]:
+    """What a function's own `return` statements give (not those of functions nested in it)."""
+    node = unit.node
+    if isinstance(node, cst.Lambda):
+        return [node.body]
+    if not isinstance(node, cst.FunctionDef):
+        return []
+    return [n.value for n in walk(node.body, into_functions=False) if type(n) is cst.Return and n.value is not None]
 
 
 def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0) -> list[ClassInfo]:
@@ -719,7 +797,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return found
 
 
-def _resets(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:
+def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:
     """`x = []`, `x = dict()`, `x = x[-100:]`: an assignment that empties or bounds a container."""
     if value is None:
         return False

@@ -249,6 +249,23 @@ def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -
     return None
 
 
+_CONCATENATIONS = frozenset(["cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "dstack"])
+
+
+def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`t` in `buf = torch.cat([buf, t])`: the buffer grows by `t` (a slice of it would bound it)."""
+    if not (isinstance(value, cst.Call) and callee_name(value) in _CONCATENATIONS and value.args):
+        return None
+    parts = value.args[0].value
+    if not isinstance(parts, (cst.List, cst.Tuple)):
+        return None
+    elements = [element.value for element in parts.elements]
+    if not any(element.deep_equals(target) for element in elements):
+        return None
+    others = [element for element in elements if not element.deep_equals(target)]
+    return others[0] if len(others) == 1 else parts
+
+
 def target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         names: set[str] = set()

@@ -225,6 +225,18 @@ def is_module_forward_method(name: str) -> bool:
     return name == "forward" or name.startswith(("forward_", "encode", "decode", "extract_feat"))
 
 
+_MODEL_NAMES = frozenset(
+    ["model", "net", "network", "module", "encoder", "decoder", "backbone", "generator", "discriminator",
+     "teacher", "student", "policy", "critic", "actor", "classifier", "unet", "transformer"]
+)  # fmt: skip
+
+
+def is_model_name(name: str) -> bool:
+    """A parameter named like a network: `model`, `net`, `ema_model`, `text_encoder`."""
+    lowered = name.lower()
+    return lowered in _MODEL_NAMES or lowered.rsplit("_", 1)[-1] in _MODEL_NAMES - {"module"}
+
+
 def is_loss_name(name: str) -> bool:
     lowered = name.lower()
     return "loss" in lowered or "criterion" in lowered

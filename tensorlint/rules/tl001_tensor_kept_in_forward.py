@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import root_name
+from tensorlint.analysis.facts import bounded_per_call, root_name
 from tensorlint.analysis.index import Role
 from tensorlint.rule import Report, Rule
 
-FORWARD_ROLES = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
+# Code that runs once per batch: `forward`, hooks, and the per-step methods frameworks call.
+REPEATING_ROLES = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK, Role.STEP)
 
 
 class TensorKeptInForward(Rule):
@@ -141,19 +142,31 @@ class TensorKeptInForward(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for store in facts.stores:
-            role = next((r for r in FORWARD_ROLES if r in store.unit.roles), None)
-            if role is None or not store.value.tensor or not store.grows:
+            role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
+            if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
             lifetime, kind = facts.container_kind(store.unit, store.container)
-            if lifetime == "local" or kind not in ("list", "dict"):
+            if lifetime == "local":
+                continue
+            # A per-step method's graphs stay alive until the container is cleared (an epoch).
+            graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
+            grows = kind in ("list", "dict") or (store.concatenates and kind in (None, "tensor"))
+            if not (grows or graphs_until_cleared):
                 continue
             why = store.unit.roles[role]
-            where = f"of {why}" if role is Role.FORWARD else f"of a hook {why}"
+            where = f"of a hook {why}" if role in (Role.MODULE_HOOK, Role.TENSOR_HOOK) else f"of {why}"
             name = root_name(store.container)  # `self.stats` for self.stats["float"].append(y)
             container = f"`{name}`" if name else "a container"
-            yield Report(
-                store.node,
-                f"{container} keeps a tensor from every call {where}: it grows by the tensor's "
-                "size each call (`.detach()` does not bound it); clear it each step or use "
-                "`deque(maxlen=...)`",
-            )
+            if graphs_until_cleared:
+                message = (
+                    f"{container} keeps the autograd graph of every call {where} until it is cleared: "
+                    "each step's activations stay alive until then; store `.detach()` (or `.item()`)"
+                )
+            else:
+                what = "the autograd graph and " if store.value.graph and role is Role.STEP else ""
+                message = (
+                    f"{container} keeps {what}a tensor from every call {where}: it grows by the tensor's "
+                    "size each call (`.detach()` does not bound it); clear it each step or use "
+                    "`deque(maxlen=...)`"
+                )
+            yield Report(store.node, message)

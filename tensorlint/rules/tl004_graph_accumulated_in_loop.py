@@ -149,7 +149,12 @@ class GraphAccumulatedInLoop(Rule):
         events: list[Accumulation | Store] = [*facts.accumulations, *(s for s in facts.stores if s.grows)]
         reported: set[int] = set()  # a helper that keeps two of a call's arguments: one finding
         for event in events:
-            if not event.loops or not event.value.graph or id(event.node) in reported:
+            if not event.value.graph or id(event.node) in reported:
+                continue
+            if not event.loops:
+                if isinstance(event, Accumulation) and (across := _across_steps(facts, event)) is not None:
+                    reported.add(id(event.node))
+                    yield Report(event.node, across, _fix(facts, event, root_name(event.target) or ""))
                 continue
             if any(role in event.unit.roles for role in _FORWARD_CODE):
                 continue  # forward builds the graph its caller asked for
@@ -172,6 +177,27 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # summed, then backpropagated: gradient accumulation
             reported.add(id(event.node))
             yield Report(event.node, _message(root, loop, event), _fix(facts, event, root))
+
+
+def _across_steps(facts: Facts, event: Accumulation) -> str | None:
+    """The message for `self.total += loss` in a per-step method: the framework's loop over batches
+    is the loop, and an attribute (or global) outlives each call."""
+    if Role.STEP not in event.unit.roles:
+        return None
+    root = root_name(event.target)
+    lifetime, _ = facts.container_kind(event.unit, event.target)
+    if root is None or lifetime not in ("attribute", "global"):
+        return None
+    if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
+        return None  # reset every call, or summed and backpropagated in the step
+    step = event.unit.roles[Role.STEP]
+    effect = "every step's autograd graph stays chained to it until it is reset"
+    if event.via:
+        call = cst.Module([]).code_for_node(event.node)
+        return f"`{call}` keeps autograd history across calls of {step}: {event.via}; {effect}; pass `.item()` or `.detach()`"
+    return (
+        f"`{root}` accumulates autograd history across calls of {step}: {effect}; accumulate `.item()` or `.detach()`"
+    )
 
 
 def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None:
