@@ -52,6 +52,7 @@ class CodeCell:
     written: str  # the source as it is in the file, to tell whether an edit changed it
     span: tuple[int, int]  # where the `source` value lies in the file's text
     pieces: tuple[tuple[int, str], ...]  # each JSON string of `source`: where it starts, its text
+    indent: int = 0  # the leading indentation every line shared, removed from `python` as IPython does
 
     @property
     def row_count(self) -> int:
@@ -96,7 +97,7 @@ class Notebook:
     def accepts(self, edit: Edit) -> bool:
         """Whether an edit stays inside one cell and off the rows that IPython syntax was masked on."""
         cell = self.cell_at(edit.location.row)
-        if cell is None:
+        if cell is None or cell.indent:  # a dedented cell's columns are not the module's
             return False
         after = cell.first_row + cell.row_count
         end = edit.end_location
@@ -123,7 +124,12 @@ class Notebook:
                 if not _ends_line(cell.source) and source.endswith("\n"):
                     source = source[:-1]  # the module's newline after a cell's last line is not the cell's
             python, masked = mask_ipython(source)
-            cells.append(dataclasses.replace(cell, source=source, python=python, masked_rows=masked, first_row=row))
+            python, indent = dedent_cell(python)
+            cells.append(
+                dataclasses.replace(
+                    cell, source=source, python=python, masked_rows=masked, first_row=row, indent=indent
+                )
+            )
             row += len(split_lines(source))
         return dataclasses.replace(self, cells=tuple(cells))
 
@@ -211,8 +217,9 @@ def read_notebook(text: str) -> Notebook:
         span, starts = literals[index]
         joined = "".join(texts)
         python, masked = mask_ipython(joined)
+        python, indent = dedent_cell(python)
         pieces = tuple(zip(starts, texts, strict=True))
-        code_cells.append(CodeCell(index + 1, joined, python, masked, row, joined, span, pieces))
+        code_cells.append(CodeCell(index + 1, joined, python, masked, row, joined, span, pieces, indent))
         row += len(split_lines(joined))
     return Notebook(text, tuple(code_cells), _escapes_non_ascii(text))
 
@@ -425,7 +432,18 @@ def _terminated(text: str) -> str:
 
 
 def _in_cell(location: Location, cell: CodeCell) -> Location:
-    return Location(location.row - cell.first_row + 1, location.column)
+    return Location(location.row - cell.first_row + 1, location.column + cell.indent)
+
+
+def dedent_cell(python: str) -> tuple[str, int]:
+    """A cell whose every line starts with the first line's indentation runs in Jupyter (IPython
+    removes it): the text without it, and its width."""
+    lines = split_lines(python, keepends=True)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if not indent or not all(line.startswith(indent) for line in lines if line.strip()):
+        return python, 0
+    return "".join(line[len(indent) :] if line.strip() else line for line in lines), len(indent)
 
 
 def _shifted(location: Location, rows: int) -> Location:

@@ -299,3 +299,15 @@ def test_the_flake8_plugin_ignores_notebooks(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_cell_indented_as_a_whole_is_read_as_jupyter_runs_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """IPython removes the indentation every line of a cell shares: no syntax error, and the finding's
+    column is the column in the cell as written."""
+    source = "    import torch\n    losses = []\n    for x in batches:\n        losses.append(torch.nn.functional.mse_loss(net(x), x))\n"
+    path = tmp_path / "indented.ipynb"
+    path.write_text(json.dumps(notebook_json(code_cell(source))), encoding="utf-8")
+    code, out, _ = run(capsys, "--no-cache", str(path))
+    assert code == 1
+    assert f"{path}:cell 1:4:9: TL004 " in out
+    assert "SyntaxError" not in out

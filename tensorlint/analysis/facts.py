@@ -67,6 +67,7 @@ class Store:
     via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
     fresh: bool = False  # the container was emptied earlier in the same call, on every path to here
     concatenates: bool = False  # `buf = torch.cat([buf, t])`: a tensor buffer that grows by `t`
+    reset_this_iteration: bool = False  # as for `Accumulation`
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +81,8 @@ class Accumulation:
     value_expr: cst.BaseExpression
     loops: tuple[Loop, ...]
     via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
+    # The target was assigned afresh earlier in the same iteration of the innermost loop, on every path.
+    reset_this_iteration: bool = False
 
 
 @dataclass(frozen=True)

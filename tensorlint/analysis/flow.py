@@ -102,6 +102,8 @@ class _Walker:
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
+        # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
+        self.iteration_fresh: list[set[str]] = []
         # `obj.attr` -> the escape of the closure stored there, and how many `if`s were around it
         self.patched: dict[str, tuple[ClosureEscape, int]] = {}
 
@@ -254,7 +256,8 @@ class _Walker:
                 first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
                 value = MODULE if first_is_module else GRAPH
             elif Role.FORWARD in unit.roles:
-                value = TENSOR if _forward_param_is_tensor(param, words) else UNKNOWN
+                # In training, what forward is given is an activation: it carries the graph before it.
+                value = GRAPH if _forward_param_is_tensor(param, words) else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
@@ -297,7 +300,7 @@ class _Walker:
                 self._small(small)
         elif isinstance(statement, cst.If):
             self._effects(statement.test)
-            before, fresh = dict(self.env), set(self.fresh)
+            before, fresh, iteration = dict(self.env), set(self.fresh), self._iteration_copy()
             self.conditions.append(statement.test)
             guarded = _tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
             if guarded is not None and not guarded[1]:
@@ -305,6 +308,7 @@ class _Walker:
             self._block(statement.body)
             after_body, self.env = self.env, before
             fresh_after_body, self.fresh = self.fresh, fresh
+            iteration_after_body, self.iteration_fresh = self.iteration_fresh, iteration
             if guarded is not None and guarded[1]:
                 self.env[guarded[0]] = UNKNOWN
             if statement.orelse is not None:
@@ -314,6 +318,8 @@ class _Walker:
                     self._block(statement.orelse.body)
             self.env = _join_env(after_body, self.env)
             self.fresh &= fresh_after_body
+            for mine, theirs in zip(self.iteration_fresh, iteration_after_body, strict=True):
+                mine &= theirs
             self.conditions.pop()
         elif isinstance(statement, (cst.For, cst.While)):
             self._loop(statement)
@@ -344,13 +350,16 @@ class _Walker:
         if isinstance(statement, cst.For):
             self._effects(statement.iter)
             iterated = evaluate(statement.iter, self)
-            self._bind(statement.target, Value(tensor=iterated.tensor, graph=iterated.graph))
+            submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
+            self._bind(statement.target, Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules))
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
         before, fresh = dict(self.env), set(self.fresh)
         self.loops.append(loop)
+        self.iteration_fresh.append(set())
         self._block(statement.body)
+        self.iteration_fresh.pop()
         self.loops.pop()
         self.env = _join_env(before, self.env)
         self.fresh &= fresh  # the body may not run
@@ -410,6 +419,7 @@ class _Walker:
             for target in small.targets:
                 self._assign(target.target, small.value, value, small)
                 self._note_reset(target.target, resets_container(small.value, target.target))
+                self._note_assigned(target.target, small.value)
         elif isinstance(small, cst.Del):
             for deleted in _deleted(small.target):
                 if isinstance(deleted, cst.Subscript):
@@ -439,6 +449,9 @@ class _Walker:
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
 
+    def _iteration_copy(self) -> list[set[str]]:
+        return [set(names) for names in self.iteration_fresh]
+
     def _note_reset(self, container: cst.BaseExpression, emptied: bool) -> None:
         name = dotted_name(container)
         if name is not None:
@@ -458,11 +471,39 @@ class _Walker:
         concatenates: bool = False,
     ) -> None:
         fresh = root_name(container) in self.fresh
+        if value == UNKNOWN and root_name(container) in self.index.concatenated:
+            value = TENSOR  # the code concatenates the container's items with torch: they are tensors
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         loops = tuple(self.loops)
-        store = Store(node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates)
+        store = Store(
+            node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
+            self._reset_this_iteration(container),
+        )  # fmt: skip
         self.facts.stores.append(store)
+
+    def _accumulate(
+        self,
+        node: cst.CSTNode,
+        target: cst.BaseExpression,
+        value: Value,
+        value_expr: cst.BaseExpression,
+        via: str | None = None,
+    ) -> None:
+        loops = tuple(self.loops)
+        fresh = self._reset_this_iteration(target)
+        self.facts.accumulations.append(Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh))
+
+    def _reset_this_iteration(self, target: cst.BaseExpression) -> bool:
+        return bool(self.iteration_fresh) and root_name(target) in self.iteration_fresh[-1]
+
+    def _note_assigned(self, target: cst.BaseExpression, value_expr: cst.BaseExpression) -> None:
+        """`loss = criterion(...)` in a loop body: the name starts afresh in this iteration."""
+        if not self.iteration_fresh:
+            return
+        # `loss = loss + aux` keeps a name fresh if it was: its history still starts in this iteration.
+        if accumulated_operand(target, value_expr) is None and concatenated_operand(target, value_expr) is None:
+            self.iteration_fresh[-1] |= target_names(target)
 
     def _kept_references(self, expr: cst.BaseExpression) -> set[str]:
         """Names whose values an expression passes on, not those it reduces to Python numbers."""
@@ -489,9 +530,7 @@ class _Walker:
         if isinstance(target, cst.Name):
             other = accumulated_operand(target, value_expr)
             if other is not None:
-                self.facts.accumulations.append(
-                    Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
-                )
+                self._accumulate(node, target, evaluate(other, self), other)
             if target.value in self.unit.declared_global:
                 self._escape(value, f"stored in the global `{target.value}`")
             self._bind(target, value, drops_graph=_drops_graph(value_expr))
@@ -509,9 +548,11 @@ class _Walker:
         elif isinstance(target, cst.Attribute):
             other = accumulated_operand(target, value_expr)
             if other is not None:
-                self.facts.accumulations.append(
-                    Accumulation(node, self.unit, target, evaluate(other, self), other, tuple(self.loops))
-                )
+                self._accumulate(node, target, evaluate(other, self), other)
+            elif self_attribute(self.unit, target) is not None and _reads(value_expr, target) and grown_by is None:
+                # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`: the new
+                # value is computed from the old one, so a graph in `x` chains onto it every call.
+                self._accumulate(node, target, value, value_expr)
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
             self._escape(value, "stored in a container", target.value)
@@ -525,7 +566,7 @@ class _Walker:
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
             self._store(node, target, value, node.value, grows=True)
         else:
-            self.facts.accumulations.append(Accumulation(node, self.unit, target, value, node.value, tuple(self.loops)))
+            self._accumulate(node, target, value, node.value)
         if isinstance(target, cst.Name):
             current = self.lookup(target.value)
             joined = current.join(value)
@@ -593,6 +634,8 @@ class _Walker:
         recv = receiver(call)
         if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
+        if name in _IN_PLACE_UPDATES and recv is not None:
+            self._in_place_update(call, recv)
         # Only a graph handed over can be kept: a helper of another module is not read for a call
         # without one.
         if any(evaluate(arg.value, self).graph for arg in call.args):
@@ -604,6 +647,16 @@ class _Walker:
         cuda = self._cuda_work(call, name, recv)
         if cuda is not None:
             self.facts.cuda_work.append(cuda)
+
+    def _in_place_update(self, call: cst.Call, recv: cst.BaseExpression) -> None:
+        """`self.running_mean.mul_(m).add_(mean)`: a graph in the argument chains onto the buffer."""
+        while isinstance(recv, cst.Call) and callee_name(recv) in _IN_PLACE_UPDATES and receiver(recv) is not None:
+            recv = receiver(recv)  # type: ignore[assignment]
+        if self_attribute(self.unit, recv) is None:
+            return
+        value = _join_values([evaluate(arg.value, self) for arg in call.args])
+        if value.graph:
+            self._accumulate(call, recv, value, call.args[0].value)
 
     def _store_call(self, call: cst.Call, recv: cst.BaseExpression, name: str) -> None:
         position = STORE_METHODS[name]
@@ -636,9 +689,7 @@ class _Walker:
             owner = receiver(call) if target.is_method else None
             target_expr = owner if owner is not None else cst.Name(kept_in.split(".")[0])
             via = f"`{helper}` {how} `{kept_in}`"
-            self.facts.accumulations.append(
-                Accumulation(call, self.unit, target_expr, value, arg, tuple(self.loops), via=via)
-            )
+            self._accumulate(call, target_expr, value, arg, via=via)
         for position, into in summary.appends_into.items():
             arg, container = args.get(position), args.get(into)
             if arg is None or container is None:
@@ -817,6 +868,10 @@ class _Walker:
         return isinstance(iterable, (cst.List, cst.Tuple))
 
 
+# In-place tensor arithmetic that folds its argument into the receiver.
+_IN_PLACE_UPDATES = frozenset(["add_", "sub_", "mul_", "lerp_", "addcmul_", "addcdiv_"])
+
+
 def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
     """Whether `expr` contains `part`: `len(self.d)` reads `self.d`."""
     return any(type(node) is type(part) and node.deep_equals(part) for node in walk(expr))
@@ -855,11 +910,16 @@ def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool
 
 
 def _key_space_grows(param: cst.Param) -> bool:
-    """Whether keys taken from a parameter keep changing: an input, a step, an id. An index into
-    the model's structure (`layer_idx: int`) takes a few values: a per-layer cache is bounded."""
-    name = param.name.value.lower()
-    structural = any(part in name for part in ("layer", "level", "stage", "block", "head", "scale"))
-    return not (structural and "int" in _annotation_words(param))
+    """Whether keys taken from a parameter keep changing: an input, a step, an id. A label (`name`,
+    `key`, `tag`) or an index into the model's structure (`layer_idx`) takes a few values."""
+    words = set(param.name.value.lower().split("_"))
+    return not words & _LABEL_WORDS
+
+
+_LABEL_WORDS = frozenset(
+    ["name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type", "layer", "level",
+     "stage", "block", "head", "scale", "module", "split", "phase", "prefix"]
+)  # fmt: skip
 
 
 def _reads_length_of(test: cst.BaseExpression, container: cst.BaseExpression) -> bool:

@@ -112,6 +112,7 @@ class Unit:
     skip_keywords: frozenset[str] = frozenset()
     defs: dict[str, Unit] = field(default_factory=dict)  # nested functions by name
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    augmented: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `x += value`
     module_evidence: set[str] = field(default_factory=set)  # names used as modules
     graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
@@ -196,6 +197,8 @@ class ModuleIndex:
     foreign_attributes: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # `del self.child.feats[:]`, `layer.outputs.clear()`: attributes emptied through another object
     foreign_managed: set[str] = field(default_factory=set)
+    # `torch.cat(self.preds)`: containers whose items the code concatenates as tensors, by name
+    concatenated: set[str] = field(default_factory=set)
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -233,6 +236,7 @@ class _Indexer:
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
         self.foreign_managed: set[str] = set()
+        self.concatenated: set[str] = set()
 
     @property
     def unit(self) -> Unit:
@@ -327,6 +331,10 @@ class _Indexer:
         if node.value is not None:
             self._bind(node.target, node.value)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
+            self.unit.augmented.setdefault(node.target.value, []).append(node.value)
+
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
         self._bind(node.target, None)
@@ -399,7 +407,10 @@ class _Indexer:
             self._backward(node, recv)
         elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
             self._backward(node, None)
-        if name == "DataLoader" or (self.imports.qualify(node.func) or "").endswith(".DataLoader"):
+        qualified = self.imports.qualify(node.func) or ""
+        if qualified in _TORCH_CONCATENATIONS and node.args and (joined := dotted_name(node.args[0].value)):
+            self.concatenated.add(joined)
+        if name == "DataLoader" or qualified.endswith(".DataLoader"):
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)
 
@@ -471,6 +482,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
         foreign_managed=indexer.foreign_managed,
+        concatenated=indexer.concatenated,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)
@@ -544,7 +556,8 @@ def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
     """Grow `reached` with every name its assignments read; note the callables met on the way."""
     todo = list(reached)
     while todo:
-        for value in unit.bindings.get(todo.pop(), []):
+        name = todo.pop()
+        for value in [*unit.bindings.get(name, []), *unit.augmented.get(name, [])]:
             _note_producer(value, unit, index)
             for name in references(value) - reached:
                 reached.add(name)
@@ -570,6 +583,9 @@ def _note_producer(value: cst.BaseExpression, unit: Unit, index: ModuleIndex) ->
         unit.module_evidence.add(callee)
 
 
+_TORCH_CONCATENATIONS = frozenset(
+    ["torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"]
+)
 _BUILTINS = frozenset(
     ["sum", "max", "min", "abs", "float", "int", "len", "list", "tuple", "dict", "zip", "next", "iter"]
 )

@@ -86,11 +86,15 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
     if not isinstance(loop, cst.For):
         return False
     for name in references(loop.iter):
-        if "loader" in name.rsplit(".", 1)[-1].lower():
-            return True
+        last = name.rsplit(".", 1)[-1].lower()
+        if any(word in last for word in _DATA_WORDS) or last.startswith("data_") or last.endswith("_data"):
+            return True  # train_loader, test_iter, val_batches, dataset, val_data
         if "." not in name and any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
             return True
     return False
+
+
+_DATA_WORDS = ("loader", "iter", "batches", "dataset")
 
 
 def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:

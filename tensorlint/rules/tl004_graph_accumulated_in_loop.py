@@ -162,6 +162,8 @@ class GraphAccumulatedInLoop(Rule):
             root = root_name(target)
             if root is None:
                 continue
+            if event.reset_this_iteration:
+                continue  # assigned afresh earlier in the same iteration: one iteration's history
             loop = _crossing_loop(root, event.loops)
             if loop is None:
                 continue
@@ -171,6 +173,8 @@ class GraphAccumulatedInLoop(Rule):
                     continue  # model code: its loops over tiles, chunks or lists build the output
                 if root in names_reaching(event.unit, facts.returned.get(id(event.unit), set())):
                     continue  # builds the function's result, not a loop over data
+            if isinstance(event, Store) and not _read_outside_indices(event.value_expr) & loop.assigned:
+                continue  # views of tensors made before the loop (`out[i]`): one graph, not one per iteration
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in event.unit.backpropagated_names:
@@ -180,24 +184,25 @@ class GraphAccumulatedInLoop(Rule):
 
 
 def _across_steps(facts: Facts, event: Accumulation) -> str | None:
-    """The message for `self.total += loss` in a per-step method: the framework's loop over batches
-    is the loop, and an attribute (or global) outlives each call."""
-    if Role.STEP not in event.unit.roles:
-        return None
+    """The message for state that a repeated call folds a graph into: `self.total += loss` in a
+    per-step method (the framework's loop over batches is the loop), or a running statistic that
+    `forward` updates from its input (`self.running_mean.mul_(m).add_(mean)`) and nothing resets."""
+    role = next((r for r in (Role.STEP, *_FORWARD_CODE) if r in event.unit.roles), None)
     root = root_name(event.target)
-    lifetime, _ = facts.container_kind(event.unit, event.target)
-    if root is None or lifetime not in ("attribute", "global"):
+    lifetime, kind = facts.container_kind(event.unit, event.target)
+    if role is None or root is None or lifetime not in ("attribute", "global"):
         return None
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
         return None  # reset every call, or summed and backpropagated in the step
-    step = event.unit.roles[Role.STEP]
-    effect = "every step's autograd graph stays chained to it until it is reset"
+    if role is not Role.STEP and kind == "managed":
+        return None  # forward's caller resets it (`model.aux_loss = 0` after each step): not visible here
+    calls = event.unit.roles[role] if role is not Role.MODULE_HOOK else f"a hook {event.unit.roles[role]}"
+    effect = "every call's autograd graph stays chained to it until it is reset"
     if event.via:
         call = cst.Module([]).code_for_node(event.node)
-        return f"`{call}` keeps autograd history across calls of {step}: {event.via}; {effect}; pass `.item()` or `.detach()`"
-    return (
-        f"`{root}` accumulates autograd history across calls of {step}: {effect}; accumulate `.item()` or `.detach()`"
-    )
+        return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; pass `.item()` or `.detach()`"
+    advice = "accumulate `.item()` or `.detach()`, or update it under `torch.no_grad()`"
+    return f"`{root}` accumulates autograd history across calls of {calls}: {effect}; {advice}"
 
 
 def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None:
@@ -246,6 +251,28 @@ def _used_as_tensor(unit: Unit, root: str) -> bool:
     return any(
         isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == root
         for node in walk(unit.node)
+    )
+
+
+def _read_outside_indices(expr: cst.BaseExpression) -> set[str]:
+    """The names an expression reads, but not those only used as indices (`i` in `out[i]`)."""
+    if isinstance(expr, cst.Subscript):
+        return _read_outside_indices(expr.value)
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    found: set[str] = set()
+    for child in walk(expr, into_functions=False):
+        if isinstance(child, cst.Subscript):
+            found |= _read_outside_indices(child.value)
+        elif isinstance(child, cst.Name) and not _inside_index(child, expr):
+            found.add(child.value)
+    return found
+
+
+def _inside_index(name: cst.Name, root: cst.BaseExpression) -> bool:
+    return any(
+        isinstance(node, cst.Subscript) and any(name is n for e in node.slice for n in walk(e))
+        for node in walk(root, into_functions=False)
     )
 
 

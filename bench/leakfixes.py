@@ -1,0 +1,183 @@
+"""Real memory-leak fixes mined from public git history: recall on the leaky file, silence on the fixed one.
+
+    python bench/leakfixes.py materialise [--dest DIR]   # the file before and after each fix, outside the repo
+    python bench/leakfixes.py run [--split dev|test|all] [--dest DIR] [--json FILE]
+
+`bench/leakfixes.jsonl` holds references only, one maintainer-merged fix per line: repository,
+fixing commit and its parent, path, the leaking lines before the fix and the fixed lines after it,
+the rule that names the pattern (or "other"), why it leaked, and the commit's URL. No fetched code
+is committed. `split` assigns each repository, by a hash of its name fixed before tensorlint ever
+ran on it, to the dev half (worked from) or the test half (only measured).
+
+Files come from a local mirror (`/work/.mirror/<owner>+<name>/repo`, or `$TENSORLINT_MIRROR`)
+when there is one, else from a partial clone of the GitHub repository into DEST/repos. Each
+file is linted alone (the rest of its project is not materialised), as a user linting one file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCES = ROOT / "bench" / "leakfixes.jsonl"
+DEFAULT_DEST = Path(os.environ.get("TENSORLINT_BENCH_DIR", Path.home() / ".cache" / "tensorlint-bench")) / "leakfixes"
+MIRROR = Path(os.environ.get("TENSORLINT_MIRROR", "/work/.mirror"))
+RULES = tuple(f"TL00{n}" for n in range(1, 10))
+
+
+@dataclass(frozen=True)
+class Fix:
+    repo: str
+    fix_commit: str
+    before_commit: str
+    path_before: str
+    path_after: str
+    lines_before: tuple[int, ...]
+    lines_after: tuple[int, ...]
+    rule: str
+    why: str
+    url: str
+
+    @property
+    def key(self) -> str:
+        digest = hashlib.sha256(f"{self.repo}@{self.fix_commit}:{self.path_before}".encode()).hexdigest()
+        return f"{self.repo.replace('/', '+')}-{digest[:10]}"
+
+    @property
+    def split(self) -> str:
+        return split_of(self.repo)
+
+
+def split_of(repo: str) -> str:
+    """dev or test, by repository: every fix of a repository falls in the same half."""
+    return "dev" if hashlib.sha256(repo.lower().encode()).digest()[0] % 2 == 0 else "test"
+
+
+def load() -> list[Fix]:
+    fixes = []
+    for line in REFERENCES.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        fixes.append(
+            Fix(
+                record["repo"],
+                record["fix_commit"],
+                record["before_commit"],
+                record["path_before"],
+                record["path_after"],
+                tuple(record["lines_before"]),
+                tuple(record["lines_after"]),
+                record["rule"],
+                record["why"],
+                record["url"],
+            )
+        )
+    return fixes
+
+
+def _git_dir(repo: str, dest: Path) -> Path:
+    mirror = MIRROR / repo.replace("/", "+") / "repo"
+    for git_dir in (mirror, mirror / ".git"):  # bare, or a checkout's
+        if (git_dir / "HEAD").is_file():
+            return git_dir
+    clone = dest / "repos" / repo.replace("/", "+")
+    if not clone.is_dir():
+        url = f"https://github.com/{repo}.git"
+        subprocess.run(["git", "clone", "--quiet", "--bare", "--filter=blob:none", url, str(clone)], check=True)
+    return clone
+
+
+def materialise(fixes: list[Fix], dest: Path) -> None:
+    for fix in fixes:
+        folder = dest / fix.key
+        if (folder / "before").is_dir() and (folder / "after").is_dir():
+            continue
+        git_dir = _git_dir(fix.repo, dest)
+        for side, commit, path in (("before", fix.before_commit, fix.path_before), ("after", fix.fix_commit, fix.path_after)):
+            shown = subprocess.run(
+                ["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=True
+            )
+            target = folder / side / Path(path).name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(shown.stdout)
+    print(f"{len(fixes)} fixes in {dest}")
+
+
+def _findings(path: Path) -> list[tuple[int, str]]:
+    from tensorlint.engine import lint_file
+
+    return sorted({(f.location.row, f.code) for f in lint_file(path) if f.code})
+
+
+def run(fixes: list[Fix], dest: Path, report: Path | None) -> None:
+    rows = []
+    for fix in fixes:
+        before = dest / fix.key / "before" / Path(fix.path_before).name
+        after = dest / fix.key / "after" / Path(fix.path_after).name
+        if not before.is_file() or not after.is_file():
+            sys.exit(f"missing {fix.key}: run `python bench/leakfixes.py materialise` first")
+        found_before, found_after = _findings(before), _findings(after)
+        rows.append(
+            {
+                "key": fix.key,
+                "repo": fix.repo,
+                "split": fix.split,
+                "rule": fix.rule,
+                "url": fix.url,
+                "found": any(row in fix.lines_before and code == fix.rule for row, code in found_before),
+                "found_any_rule": any(row in fix.lines_before for row, _ in found_before),
+                "after_clean": not any(row in fix.lines_after and code == fix.rule for row, code in found_after),
+                "other_before": [f for f in found_before if f[0] not in fix.lines_before],
+                "other_after": [f for f in found_after if f[0] not in fix.lines_after],
+            }
+        )
+    _print_table(rows)
+    if report is not None:
+        report.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
+def _print_table(rows: list[dict[str, object]]) -> None:
+    print("| split | rule | fixes | found in before | after clean |")
+    print("|---|---|---:|---:|---:|")
+    for split in ("dev", "test"):
+        in_split = [r for r in rows if r["split"] == split]
+        by_rule = Counter(str(r["rule"]) for r in in_split)
+        for rule in [*RULES, "other"]:
+            of_rule = [r for r in in_split if r["rule"] == rule]
+            if of_rule:
+                found = sum(1 for r in of_rule if r["found"])
+                clean = sum(1 for r in of_rule if r["after_clean"])
+                print(f"| {split} | {rule} | {by_rule[rule]} | {found} | {clean} |")
+        named = [r for r in in_split if r["rule"] in RULES]
+        if named:
+            found = sum(1 for r in named if r["found"])
+            clean = sum(1 for r in named if r["after_clean"])
+            print(
+                f"| {split} | TL001-TL009 | {len(named)} | {found} ({found / len(named):.2f}) | "
+                f"{clean} ({clean / len(named):.2f}) |"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["materialise", "run"])
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="dev")
+    parser.add_argument("--json", type=Path, default=None, help="write every row, with the other findings, here")
+    args = parser.parse_args()
+    fixes = [f for f in load() if args.split == "all" or f.split == args.split]
+    if args.command == "materialise":
+        materialise(fixes, args.dest)
+    else:
+        run(fixes, args.dest, args.json)
+
+
+if __name__ == "__main__":
+    main()
