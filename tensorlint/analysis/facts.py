@@ -303,7 +303,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return "dict"
     if isinstance(value, cst.Call):
-        qualified = imports.qualify(value.func) or dotted_name(value.func) or ""
+        func = value.func.value if isinstance(value.func, cst.Subscript) else value.func  # defaultdict[str, list](list)
+        qualified = imports.qualify(func) or dotted_name(func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if last == "deque":
             bounded = argument(value, "maxlen", 1)

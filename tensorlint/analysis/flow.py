@@ -51,6 +51,7 @@ from tensorlint.analysis.syntax import (
     free_names,
     iterates_loader,
     own_nodes,
+    passes_data,
     reset_every_iteration,
     target_names,
 )
@@ -236,6 +237,13 @@ class _Walker:
         cls = self.unit.cls
         if self.unit.is_method and cls is not None and cls.is_module and node.name.value in NO_GRAD_STEP_METHODS:
             return True
+        if (
+            self.unit.is_method
+            and cls is not None
+            and node.name.value == "update"
+            and _is_torchmetrics(self.facts, cls)
+        ):
+            return True  # torchmetrics runs `update` with grad disabled
         for decorator in node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
@@ -261,7 +269,8 @@ class _Walker:
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
-                value = TENSOR
+                # A per-step method is handed the step's outputs: with their graph, in training.
+                value = GRAPH if Role.STEP in unit.roles else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
             elif not words and is_model_name(name):
@@ -472,7 +481,10 @@ class _Walker:
     ) -> None:
         fresh = root_name(container) in self.fresh
         if value == UNKNOWN and root_name(container) in self.index.concatenated:
-            value = TENSOR  # the code concatenates the container's items with torch: they are tensors
+            # The code concatenates the container's items with torch: they are tensors; what a
+            # per-step method is handed is the step's output, graph included.
+            given = isinstance(value_expr, cst.Name) and value_expr.value in self._param_names()
+            value = GRAPH if given and Role.STEP in self.unit.roles and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         loops = tuple(self.loops)
@@ -832,7 +844,8 @@ class _Walker:
             elif isinstance(node, cst.Call):
                 called = callee_name(node)
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
-                fetches = fetches or called == "next"
+                # `next(it)`, or a loop over epochs that hands a loader to a training function
+                fetches = fetches or called == "next" or any(passes_data(arg.value) for arg in node.args)
         if isinstance(statement, cst.For):
             assigned |= target_names(statement.target)
         return Loop(
@@ -889,6 +902,13 @@ def _drops_graph(expr: cst.BaseExpression) -> bool:
             return False
         expr = expr.func.value
     return False
+
+
+def _is_torchmetrics(facts: Facts, cls: ClassInfo) -> bool:
+    return any(
+        (base or "").startswith("torchmetrics.") for ancestor in lineage(facts.index.classes, cls)
+        for base in ancestor.base_names
+    )  # fmt: skip
 
 
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:

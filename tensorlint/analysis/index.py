@@ -42,8 +42,10 @@ NO_GRAD_STEP_METHODS = frozenset(["validation_step", "test_step", "predict_step"
 
 
 def is_step_method(name: str) -> bool:
-    """Per-batch methods, and the per-batch callbacks: `on_train_batch_end`, `on_step_end`."""
-    return name in STEP_METHODS or (name.startswith("on_") and name.endswith(("batch_end", "batch_start", "step_end")))
+    """Per-batch methods by their names: the frameworks' (`training_step`, `on_train_batch_end`), and
+    any `*_step`/`*_batch` method (`eval_step`, `watch_batch`). A bare `step` is an optimizer's."""
+    words = name.lower().split("_")
+    return name in STEP_METHODS or (name != "step" and bool({"step", "batch"} & set(words)))
 
 
 MODULE_HOOK_REGISTRATIONS = frozenset(
@@ -326,6 +328,8 @@ class _Indexer:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
+            if isinstance(target.target, cst.Subscript) and resets_container(node.value, target.target):
+                self._manage(target.target.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

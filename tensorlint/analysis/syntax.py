@@ -86,8 +86,7 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
     if not isinstance(loop, cst.For):
         return False
     for name in references(loop.iter):
-        last = name.rsplit(".", 1)[-1].lower()
-        if any(word in last for word in _DATA_WORDS) or last.startswith("data_") or last.endswith("_data"):
+        if _names_data(name):
             return True  # train_loader, test_iter, val_batches, dataset, val_data
         if "." not in name and any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
             return True
@@ -95,6 +94,16 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
 
 
 _DATA_WORDS = ("loader", "iter", "batches", "dataset")
+
+
+def _names_data(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1].lower()
+    return any(word in last for word in _DATA_WORDS) or last.startswith("data_") or last.endswith("_data")
+
+
+def passes_data(expr: cst.BaseExpression) -> bool:
+    """An argument that is a loader or an iterator of batches, by its name: `train_epoch(train_iter, ...)`."""
+    return isinstance(expr, (cst.Name, cst.Attribute)) and _names_data(dotted_name(expr) or "")
 
 
 def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:

@@ -382,6 +382,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     summarized = scope.summarized_call(call, args)
     if summarized is not None:
         return summarized
+    if recv is not None and name is not None and _is_super(recv) and is_module_forward_method(name):
+        return Value(tensor=True, graph=scope.grad_enabled)  # `super().forward(x)`: the module's own computation
     if recv is not None and name is not None:
         method = _method_call(name, evaluate(recv, scope), call, scope)
         if method is not None:
@@ -389,6 +391,10 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if name is not None and is_loss_name(name) and any(a.graph for a in args):
         return _derived(_join(args), scope)
     return UNKNOWN
+
+
+def _is_super(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
 
 
 def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:

@@ -145,6 +145,8 @@ class TensorKeptInForward(Rule):
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
             if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
+            if role is Role.STEP and not store.value.graph and not (store.unit.cls and store.unit.cls.is_module):
+                continue  # a meter or metric collects detached values by design, for as long as it lives
             lifetime, kind = facts.container_kind(store.unit, store.container)
             if lifetime == "local":
                 continue
