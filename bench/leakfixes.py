@@ -100,7 +100,10 @@ def materialise(fixes: list[Fix], dest: Path) -> None:
         if (folder / "before").is_dir() and (folder / "after").is_dir():
             continue
         git_dir = _git_dir(fix.repo, dest)
-        for side, commit, path in (("before", fix.before_commit, fix.path_before), ("after", fix.fix_commit, fix.path_after)):
+        for side, commit, path in (
+            ("before", fix.before_commit, fix.path_before),
+            ("after", fix.fix_commit, fix.path_after),
+        ):
             shown = subprocess.run(
                 ["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=True
             )

@@ -301,7 +301,9 @@ def test_the_flake8_plugin_ignores_notebooks(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_a_cell_indented_as_a_whole_is_read_as_jupyter_runs_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cell_indented_as_a_whole_is_read_as_jupyter_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """IPython removes the indentation every line of a cell shares: no syntax error, and the finding's
     column is the column in the cell as written."""
     source = "    import torch\n    losses = []\n    for x in batches:\n        losses.append(torch.nn.functional.mse_loss(net(x), x))\n"

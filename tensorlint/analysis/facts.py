@@ -135,6 +135,7 @@ class Facts:
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
+    graph_loops: set[int] = field(default_factory=set)  # id(loop node): loops whose body makes a new graph
     # id(unit) -> containers emptied on every path through it (before or after what it stores)
     reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)

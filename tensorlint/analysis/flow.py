@@ -11,7 +11,7 @@ module's `facts.Facts`:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,9 +49,9 @@ from tensorlint.analysis.syntax import (
     carried_names,
     concatenated_operand,
     free_names,
+    hands_over_data,
     iterates_loader,
     own_nodes,
-    passes_data,
     reset_every_iteration,
     target_names,
 )
@@ -111,6 +111,12 @@ class _Walker:
     # -- values.Scope ------------------------------------------------------------------------
 
     def lookup(self, name: str) -> Value:
+        value = self._lookup(name)
+        if value.module and any(name in unit.frozen for unit in _units_around(self.unit)):
+            return replace(value, frozen=True)
+        return value
+
+    def _lookup(self, name: str) -> Value:
         unit: Unit | None = self.unit
         env: dict[str, Value] | None = self.env
         while unit is not None:
@@ -644,6 +650,11 @@ class _Walker:
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
+        if self.loops and id(self.loops[-1].node) not in self.facts.graph_loops:
+            made = evaluate(call, self)
+            if made.graph and not any(evaluate(arg.value, self).graph for arg in call.args):
+                # `model(x)`, `criterion(...)`: a graph made in this iteration, in every loop around it
+                self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
         if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
@@ -845,7 +856,7 @@ class _Walker:
                 called = callee_name(node)
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
                 # `next(it)`, or a loop over epochs that hands a loader to a training function
-                fetches = fetches or called == "next" or any(passes_data(arg.value) for arg in node.args)
+                fetches = fetches or called == "next" or hands_over_data(node)
         if isinstance(statement, cst.For):
             assigned |= target_names(statement.target)
         return Loop(
@@ -968,6 +979,12 @@ def _is_whole_slice(target: cst.Subscript) -> bool:
     return whole.lower is None and whole.upper is None and whole.step is None
 
 
+def _units_around(unit: Unit | None) -> Iterator[Unit]:
+    while unit is not None:
+        yield unit
+        unit = unit.parent
+
+
 def _join_values(values: Sequence[Value]) -> Value:
     joined = UNKNOWN
     for value in values:
@@ -1011,7 +1028,8 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         walker._bind_params()
         walker.env.update(facts.final_env.get(id(unit), {}))
         value = value.join(evaluate(expr, walker))
-    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda, instance=value.instance)
+    frozen = any(attribute in c.frozen_attributes for c in classes)
+    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda, instance=value.instance, frozen=frozen)
     facts.attribute_cache[key] = value
     return value
 

@@ -95,6 +95,7 @@ class ClassInfo:
     attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
     managed: set[str] = field(default_factory=set)  # containers reset, cleared or popped outside __init__
     module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
+    frozen_attributes: set[str] = field(default_factory=set)  # self.x.requires_grad_(False) somewhere
     is_module: bool = False
     is_autograd_function: bool = False
     is_record: bool = False  # a dataclass or NamedTuple: an instance holds what it is built from
@@ -116,6 +117,7 @@ class Unit:
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     augmented: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `x += value`
     module_evidence: set[str] = field(default_factory=set)  # names used as modules
+    frozen: set[str] = field(default_factory=set)  # `vgg.requires_grad_(False)`: modules (names, `self.x`) frozen here
     graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
     # Names whose value reaches a backward call, through the unit's assignments.
@@ -399,6 +401,9 @@ class _Indexer:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
+            first = node.args[0].value if node.args else None
+            if name == "requires_grad_" and isinstance(first, cst.Name) and first.value == "False":
+                self._frozen(recv)
             if name in TENSOR_HOOK_REGISTRATIONS or name in MODULE_HOOK_REGISTRATIONS:
                 role = Role.TENSOR_HOOK if name in TENSOR_HOOK_REGISTRATIONS else Role.MODULE_HOOK
                 self.hook_calls.append((node, self.unit, role))
@@ -417,6 +422,18 @@ class _Indexer:
         if name == "DataLoader" or qualified.endswith(".DataLoader"):
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)
+
+    def _frozen(self, recv: cst.BaseExpression) -> None:
+        """`sampler.eval().requires_grad_(False)`: the module at the root of the chain is frozen."""
+        while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute):
+            recv = recv.func.value
+        self._module_evidence(recv)
+        attribute = self_attribute(self.unit, recv)
+        if attribute is not None and self.unit.cls is not None:
+            self.unit.cls.frozen_attributes.add(attribute)
+        elif (dotted := dotted_name(recv)) is not None:
+            self.module_unit.frozen.add(dotted)
+            self.unit.frozen.add(dotted)
 
     def _module_evidence(self, recv: cst.BaseExpression) -> None:
         attribute = self_attribute(self.unit, recv)

@@ -101,9 +101,19 @@ def _names_data(name: str) -> bool:
     return any(word in last for word in _DATA_WORDS) or last.startswith("data_") or last.endswith("_data")
 
 
-def passes_data(expr: cst.BaseExpression) -> bool:
-    """An argument that is a loader or an iterator of batches, by its name: `train_epoch(train_iter, ...)`."""
-    return isinstance(expr, (cst.Name, cst.Attribute)) and _names_data(dotted_name(expr) or "")
+def hands_over_data(call: cst.Call) -> bool:
+    """A call of a function given a loader or an iterator of batches, by its name:
+    `train_epoch(model, train_iter)` in a loop over epochs (not `len(dataset)`)."""
+    if not isinstance(call.func, cst.Name) or call.func.value in _BUILTIN_CALLS:
+        return False
+    return any(
+        isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_data(dotted_name(arg.value) or "")
+        for arg in call.args
+    )
+
+
+_BUILTIN_CALLS = frozenset(["len", "iter", "next", "enumerate", "zip", "range", "list", "tuple", "sorted", "print",
+                            "isinstance", "getattr", "hasattr", "min", "max", "sum", "str", "repr", "type"])  # fmt: skip
 
 
 def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:

@@ -25,6 +25,7 @@ class Value:
     # The lambda or nested def this value is, when it captures tensors of its enclosing function.
     closure: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     captured: tuple[str, ...] = ()
+    frozen: bool = False  # a module set `requires_grad_(False)`: its output has no graph of its own
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
@@ -38,6 +39,7 @@ class Value:
             sources=self.sources | other.sources,
             closure=self.closure or other.closure,
             captured=self.captured or other.captured,
+            frozen=self.frozen and other.frozen,
         )
 
     def without_graph(self) -> Value:
@@ -378,7 +380,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
     callee = scope.attribute_of_self(call.func) if recv is not None else evaluate(call.func, scope)
     if callee is not None and callee.module:
-        return Value(tensor=True, graph=scope.grad_enabled)
+        return _module_output(callee, args, scope)
     summarized = scope.summarized_call(call, args)
     if summarized is not None:
         return summarized
@@ -391,6 +393,12 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if name is not None and is_loss_name(name) and any(a.graph for a in args):
         return _derived(_join(args), scope)
     return UNKNOWN
+
+
+def _module_output(module: Value, args: list[Value], scope: Scope) -> Value:
+    """What calling a module gives: a tensor with a graph, unless grad is off, or the module is
+    frozen and its inputs carry none."""
+    return Value(tensor=True, graph=scope.grad_enabled and (not module.frozen or any(a.graph for a in args)))
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:
@@ -435,9 +443,9 @@ def _device(call: cst.Call, scope: Scope) -> Value:
 def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value | None:
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
-            return MODULE
+            return recv
         if is_module_forward_method(name):
-            return Value(tensor=True, graph=scope.grad_enabled)
+            return _module_output(recv, [evaluate(arg.value, scope) for arg in call.args], scope)
         return UNKNOWN
     if recv.tensor:
         if name in _NON_TENSOR_METHODS:

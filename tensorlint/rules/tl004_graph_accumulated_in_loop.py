@@ -173,8 +173,8 @@ class GraphAccumulatedInLoop(Rule):
                     continue  # model code: its loops over tiles, chunks or lists build the output
                 if root in names_reaching(event.unit, facts.returned.get(id(event.unit), set())):
                     continue  # builds the function's result, not a loop over data
-            if isinstance(event, Store) and not _read_outside_indices(event.value_expr) & loop.assigned:
-                continue  # views of tensors made before the loop (`out[i]`): one graph, not one per iteration
+            if isinstance(event, Store) and id(loop.node) not in facts.graph_loops:
+                continue  # no graph is made in the loop: it stores views of one made before (`out[i]`)
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in event.unit.backpropagated_names:
@@ -251,28 +251,6 @@ def _used_as_tensor(unit: Unit, root: str) -> bool:
     return any(
         isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == root
         for node in walk(unit.node)
-    )
-
-
-def _read_outside_indices(expr: cst.BaseExpression) -> set[str]:
-    """The names an expression reads, but not those only used as indices (`i` in `out[i]`)."""
-    if isinstance(expr, cst.Subscript):
-        return _read_outside_indices(expr.value)
-    if isinstance(expr, cst.Name):
-        return {expr.value}
-    found: set[str] = set()
-    for child in walk(expr, into_functions=False):
-        if isinstance(child, cst.Subscript):
-            found |= _read_outside_indices(child.value)
-        elif isinstance(child, cst.Name) and not _inside_index(child, expr):
-            found.add(child.value)
-    return found
-
-
-def _inside_index(name: cst.Name, root: cst.BaseExpression) -> bool:
-    return any(
-        isinstance(node, cst.Subscript) and any(name is n for e in node.slice for n in walk(e))
-        for node in walk(root, into_functions=False)
     )
 
 
