@@ -659,9 +659,9 @@ class _Walker:
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
             self._in_place_update(call, recv)
-        # Only a graph handed over can be kept: a helper of another module is not read for a call
-        # without one.
-        if any(evaluate(arg.value, self).graph for arg in call.args):
+        # Only a tensor (or a closure) handed over can be kept: a helper of another module is not
+        # read for a call without one.
+        if any((given := evaluate(arg.value, self)).tensor or given.closure for arg in call.args):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
@@ -719,6 +719,7 @@ class _Walker:
                 continue
             via = f"`{helper}` appends it to its argument"
             value = evaluate(arg, self)
+            self._escape(value, "stored in a container", container)
             self._store(call, container, value, arg, grows=True, via=via)
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:

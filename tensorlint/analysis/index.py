@@ -7,7 +7,7 @@ hook registrations make forward code, DataLoader arguments make worker code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -515,6 +515,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         _assign_worker_roles(index, call, unit, in_main_process)
     _assign_unseen_loader_roles(index, in_main_process)
     _spread_worker_role(index)
+    _spread_repeating_roles(index)
     return index
 
 
@@ -523,14 +524,39 @@ def _spread_worker_role(index: ModuleIndex) -> None:
     todo = [unit for unit in index.units if Role.WORKER in unit.roles]
     while todo:
         caller = todo.pop()
-        for node in walk(caller.node, into_functions=False):
-            if not isinstance(node, cst.Call):
-                continue
-            for callee in _called_units(index, node, caller):
-                if Role.WORKER not in callee.roles:
-                    callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
-                    callee.loaders.extend(caller.loaders)
-                    todo.append(callee)
+        for callee in _callees(index, caller):
+            if Role.WORKER not in callee.roles:
+                callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
+                callee.loaders.extend(caller.loaders)
+                todo.append(callee)
+
+
+def _spread_repeating_roles(index: ModuleIndex) -> None:
+    """A method that `forward`, a hook or a per-step method calls on `self` runs as often as its
+    caller: `self._keep(h)` in forward is forward code (hooks' helpers are, since they are not
+    given a hook's arguments). Module functions are followed at their calls instead (summaries)."""
+    spread = {
+        Role.FORWARD: Role.FORWARD,
+        Role.MODULE_HOOK: Role.FORWARD,
+        Role.TENSOR_HOOK: Role.FORWARD,
+        Role.STEP: Role.STEP,
+    }
+    todo = [unit for unit in index.units if any(role in unit.roles for role in spread)]
+    while todo:
+        caller = todo.pop()
+        role = next(r for r in spread if r in caller.roles)
+        for callee in _callees(index, caller):
+            if callee.is_method and callee.cls is caller.cls and not callee.roles and callee.name != "__init__":
+                callee.roles[spread[role]] = (
+                    f"`{callee.cls.name if callee.cls else ''}.{callee.name}`, called from {caller.roles[role]}"
+                )
+                todo.append(callee)
+
+
+def _callees(index: ModuleIndex, caller: Unit) -> Iterator[Unit]:
+    for node in walk(caller.node, into_functions=False):
+        if isinstance(node, cst.Call):
+            yield from _called_units(index, node, caller)
 
 
 def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit]:
