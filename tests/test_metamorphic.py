@@ -44,11 +44,8 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     **{
         ("extract_store_to_method", fixture): _SELF_HELPER
         for fixture in [
-            "TL001/pos_validation_step_preds_never_cleared.py",
-            "TL002/pos_pending_loss_thunk.py",
             "TL004/pos_meter_update_appends_loss_in_loop.py",
             "TL004/pos_running_stats_updated_from_input_in_forward.py",
-            "TL004/pos_trainer_class_self_losses_append.py",
             "TL004/pos_training_step_attribute_accumulates.py",
             "TL007/pos_attribute_dict_by_batch.py",
             "TL007/pos_traceback_attribute_kept.py",
@@ -83,12 +80,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("extract_store_to_function", "TL007/pos_local_results_returned.py"): _EXCEPTION_ARG,
     ("extract_store_to_function", "TL007/pos_traceback_attribute_kept.py"): _EXCEPTION_ARG,
     ("extract_store_to_function", "TL007/pos_tuple_with_context.py"): _EXCEPTION_ARG,
-    ("append_to_iadd", "TL002/pos_callback_factory_returns_closure.py"): _CLOSURE_IADD,
-    ("append_to_iadd", "TL002/pos_lambda_callback_captures_activation.py"): _CLOSURE_IADD,
-    ("append_to_iadd", "TL002/pos_local_list_of_closures_returned.py"): _CLOSURE_IADD,
-    ("append_to_iadd", "TL002/pos_module_level_callbacks_list.py"): _CLOSURE_IADD,
-    ("append_to_iadd", "TL002/pos_pending_loss_thunk.py"): _CLOSURE_IADD,
-    ("append_to_iadd", "TL004/neg_per_adapter_embeddings_feed_result.py"): _LIST_IADD_AS_SUM,
 }
 
 PAIRS = applicable_pairs()

@@ -192,6 +192,10 @@ class Facts:
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
+            # `self.meter.sum`: state of an object that an attribute keeps, as long-lived as that one.
+            lifetime, _ = self.container_kind(unit, expr.value)
+            return lifetime if lifetime in ("attribute", "global") else "local", None
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
@@ -240,6 +244,8 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
         flows.append((written, names_in(assign.value)))
     for loop, _ in placed(unit, cst.For):
         flows.append((names_in(loop.target), names_in(loop.iter)))
+    for augmented, _ in placed(unit, cst.AugAssign):
+        flows.append((names_in(augmented.target), names_in(augmented.value)))  # `result += [x]`
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
             flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))

@@ -294,6 +294,24 @@ class _Walker:
             self.env[name] = value
         if unit.self_name is not None and unit.is_method and unit.cls is not None:
             self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
+        if unit.call_sites and self.arguments is None:
+            self._bind_from_call_sites(positional)
+
+    def _bind_from_call_sites(self, params: list[cst.Param]) -> None:
+        """A helper of repeating code gets what its callers pass: `self._keep(h.item())` gives a number."""
+        given: dict[int, Value] = {}
+        for call, caller in self.unit.call_sites:
+            env = self.facts.final_env.get(id(caller))
+            if env is None:
+                return  # a caller not walked yet: keep what the parameters' own evidence says
+            scope = _Walker(self.facts, caller)
+            scope.env = dict(env)
+            for position, arg in _arguments_by_position(call, self.unit).items():
+                value = evaluate(arg, scope)
+                given[position] = given[position].join(value) if position in given else value
+        for position, param in enumerate(params):
+            if position in given:
+                self.env[param.name.value] = given[position]
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -582,6 +600,7 @@ class _Walker:
         target = node.target
         if isinstance(node.value, (cst.List, cst.Tuple)) and isinstance(node.operator, cst.AddAssign):
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
+            self._escape(value, "stored in a container", target)
             self._store(node, target, value, node.value, grows=True)
         else:
             self._accumulate(node, target, value, node.value)
@@ -699,6 +718,8 @@ class _Walker:
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too."""
+        if target.call_sites and target.roles:
+            return  # a method that runs as often as this code: its own stores are judged where they are
         summary = facts.summary(target)
         if not summary.keeps and not summary.appends_into:
             return
@@ -708,9 +729,13 @@ class _Walker:
             arg = args.get(position)
             if arg is None or not (value := evaluate(arg, self)).graph:
                 continue
-            # The helper object accumulates; for a plain function, the global it writes to.
+            # The helper object's attribute accumulates (`meter.sum`); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
-            target_expr = owner if owner is not None else cst.Name(kept_in.split(".")[0])
+            head, _, attribute = kept_in.partition(".")
+            if owner is not None and attribute and head == target.self_name:
+                target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
+            else:
+                target_expr = owner if owner is not None else cst.Name(head)
             via = f"`{helper}` {how} `{kept_in}`"
             self._accumulate(call, target_expr, value, arg, via=via)
         for position, into in summary.appends_into.items():
@@ -1110,11 +1135,16 @@ def analyze(
         return facts
     units = facts.index.units
     walked = _worth_walking(units)
-    position = 0
-    while position < len(units):  # the walk adds units for lambdas it meets: they are walked too
-        unit = units[position]
-        if position >= len(walked) or walked[position]:
+    # Helpers of repeating code bind their parameters from their callers' names: walked after them.
+    later = {id(u) for u in units if any(a.call_sites for a in _units_around(u))}
+    order = [u for u in units if id(u) not in later] + [u for u in units if id(u) in later]
+    position_of = {id(unit): position for position, unit in enumerate(units)}
+    for unit in order:
+        if walked[position_of[id(unit)]]:
             _Walker(facts, unit).run()
+    position = len(walked)
+    while position < len(units):  # the walk adds units for lambdas it meets: they are walked too
+        _Walker(facts, units[position]).run()
         position += 1
     return facts
 

@@ -126,6 +126,8 @@ class Unit:
     managed_globals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
+    # For a method that runs as often as its callers (see `_spread_repeating_roles`): where it is called.
+    call_sites: list[tuple[cst.Call, Unit]] = field(default_factory=list)
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
     nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see syntax.placed
     # What the unit's own code holds (not nested functions'): the flow pass skips units whose
@@ -524,7 +526,7 @@ def _spread_worker_role(index: ModuleIndex) -> None:
     todo = [unit for unit in index.units if Role.WORKER in unit.roles]
     while todo:
         caller = todo.pop()
-        for callee in _callees(index, caller):
+        for _, callee in _callees(index, caller):
             if Role.WORKER not in callee.roles:
                 callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
                 callee.loaders.extend(caller.loaders)
@@ -545,18 +547,19 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
     while todo:
         caller = todo.pop()
         role = next(r for r in spread if r in caller.roles)
-        for callee in _callees(index, caller):
+        for call, callee in _callees(index, caller):
+            if callee.call_sites or (callee.is_method and callee.cls is caller.cls and not callee.roles):
+                callee.call_sites.append((call, caller))  # every call of it from repeating code
             if callee.is_method and callee.cls is caller.cls and not callee.roles and callee.name != "__init__":
-                callee.roles[spread[role]] = (
-                    f"`{callee.cls.name if callee.cls else ''}.{callee.name}`, called from {caller.roles[role]}"
-                )
+                name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
+                callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
                 todo.append(callee)
 
 
-def _callees(index: ModuleIndex, caller: Unit) -> Iterator[Unit]:
+def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
     for node in walk(caller.node, into_functions=False):
         if isinstance(node, cst.Call):
-            yield from _called_units(index, node, caller)
+            yield from ((node, callee) for callee in _called_units(index, node, caller))
 
 
 def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit]:
