@@ -11,7 +11,8 @@ ran on it, to the dev half (worked from) or the test half (only measured).
 
 Files come from a local mirror (`/work/.mirror/<owner>+<name>/repo`, or `$TENSORLINT_MIRROR`)
 when there is one, else from a partial clone of the GitHub repository into DEST/repos. Each
-file is linted alone (the rest of its project is not materialised), as a user linting one file.
+file is linted inside its project's other modules at the same commit (the whole tree when it is
+small, else the file's package), so that its imports resolve as in the user's checkout.
 """
 
 from __future__ import annotations
@@ -94,23 +95,63 @@ def _git_dir(repo: str, dest: Path) -> Path:
     return clone
 
 
+MAX_CONTEXT_FILES = 1500  # the project's other modules, so that imports resolve as in a checkout
+
+
 def materialise(fixes: list[Fix], dest: Path) -> None:
     for fix in fixes:
         folder = dest / fix.key
-        if (folder / "before").is_dir() and (folder / "after").is_dir():
+        if (folder / "before" / fix.path_before).is_file() and (folder / "after" / fix.path_after).is_file():
             continue
         git_dir = _git_dir(fix.repo, dest)
         for side, commit, path in (
             ("before", fix.before_commit, fix.path_before),
             ("after", fix.fix_commit, fix.path_after),
         ):
-            shown = subprocess.run(
-                ["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=True
-            )
-            target = folder / side / Path(path).name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(shown.stdout)
+            _write_tree(git_dir, _context(git_dir, commit, path), folder / side)
     print(f"{len(fixes)} fixes in {dest}")
+
+
+def _context(git_dir: Path, commit: str, path: str) -> list[tuple[str, str]]:
+    """(blob, path) of the file and the project's Python modules around it: the whole tree when it
+    is small, else the file's own package (its top folder), else the folders on the file's path."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", commit], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    modules = [
+        (line.split()[2], line.split("\t", 1)[1]) for line in listed if line.endswith(".py") and " blob " in line
+    ]
+    top = path.split("/", 1)[0] + "/"
+    folders = {str(parent) for parent in Path(path).parents}
+    for chosen in (
+        modules,
+        [m for m in modules if m[1].startswith(top)],
+        [m for m in modules if str(Path(m[1]).parent) in folders],
+    ):
+        if len(chosen) <= MAX_CONTEXT_FILES:
+            return chosen if any(p == path for _, p in chosen) else [*chosen, *(m for m in modules if m[1] == path)]
+    return [m for m in modules if m[1] == path]
+
+
+def _write_tree(git_dir: Path, blobs: list[tuple[str, str]], into: Path) -> None:
+    batch = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+        input="".join(f"{blob}\n" for blob, _ in blobs).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
+    at = 0
+    for _, path in blobs:
+        header_end = batch.index(b"\n", at)
+        header = batch[at:header_end].split()
+        if header[-1] == b"missing":  # a blob the snapshot left out (a file of 4 MiB or more)
+            at = header_end + 1
+            continue
+        size = int(header[2])
+        target = into / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1
 
 
 def _findings(path: Path) -> list[tuple[int, str]]:
@@ -122,8 +163,8 @@ def _findings(path: Path) -> list[tuple[int, str]]:
 def run(fixes: list[Fix], dest: Path, report: Path | None) -> None:
     rows = []
     for fix in fixes:
-        before = dest / fix.key / "before" / Path(fix.path_before).name
-        after = dest / fix.key / "after" / Path(fix.path_after).name
+        before = dest / fix.key / "before" / fix.path_before
+        after = dest / fix.key / "after" / fix.path_after
         if not before.is_file() or not after.is_file():
             sys.exit(f"missing {fix.key}: run `python bench/leakfixes.py materialise` first")
         found_before, found_after = _findings(before), _findings(after)

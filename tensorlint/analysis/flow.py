@@ -592,7 +592,29 @@ class _Walker:
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
             self._escape(value, "stored in a container", target.value)
+            if _reads(value_expr, target):
+                # `avg[k] = (avg[k] * n + v) / (n + 1)`: the slot is computed from itself, so a graph in
+                # `v` chains onto it, call after call (an accumulation, not an entry added).
+                self._accumulate(node, target, value, value_expr)
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr))
+            self._setitem_effects(node, target, value_expr)
+
+    def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:
+        """`stats["loss"] = loss` on an object whose class defines `__setitem__`: its effects, here."""
+        owner = evaluate(target.value, self).instance
+        known = self.facts.class_of(owner) if owner else None
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        if known is None or not isinstance(index, cst.Index):
+            return
+        facts, cls = known
+        method = next(
+            (c.methods["__setitem__"] for c in lineage(facts.index.classes, cls) if "__setitem__" in c.methods), None
+        )
+        if method is not None:
+            call = cst.Call(
+                cst.Attribute(target.value, cst.Name("__setitem__")), [cst.Arg(index.value), cst.Arg(value_expr)]
+            )
+            self._helper_effects(call, facts, facts.index.method_units[id(method)], report_at=node)
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         self._effects(node.value)
@@ -716,8 +738,10 @@ class _Walker:
         self._escape(value, "stored in a container", container)
         self._store(call, container, value, stored, grows)
 
-    def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit) -> None:
-        """`meter.update(loss)`: what the helper does with its arguments happens here too."""
+    def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit, report_at: cst.CSTNode | None = None) -> None:
+        """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
+        at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
+        node = report_at or call
         if target.call_sites and target.roles:
             return  # a method that runs as often as this code: its own stores are judged where they are
         summary = facts.summary(target)
@@ -737,7 +761,7 @@ class _Walker:
             else:
                 target_expr = owner if owner is not None else cst.Name(head)
             via = f"`{helper}` {how} `{kept_in}`"
-            self._accumulate(call, target_expr, value, arg, via=via)
+            self._accumulate(node, target_expr, value, arg, via=via)
         for position, into in summary.appends_into.items():
             arg, container = args.get(position), args.get(into)
             if arg is None or container is None:
@@ -745,7 +769,7 @@ class _Walker:
             via = f"`{helper}` appends it to its argument"
             value = evaluate(arg, self)
             self._escape(value, "stored in a container", container)
-            self._store(call, container, value, arg, grows=True, via=via)
+            self._store(node, container, value, arg, grows=True, via=via)
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
