@@ -52,6 +52,12 @@ class Fix:
         digest = hashlib.sha256(f"{self.repo}@{self.fix_commit}:{self.path_before}".encode()).hexdigest()
         return f"{self.repo.replace('/', '+')}-{digest[:10]}"
 
+    def before_file(self, dest: Path) -> Path:
+        return dest / self.key / "before" / self.repo.split("/")[1] / self.path_before
+
+    def after_file(self, dest: Path) -> Path:
+        return dest / self.key / "after" / self.repo.split("/")[1] / self.path_after
+
     @property
     def split(self) -> str:
         return split_of(self.repo)
@@ -101,14 +107,15 @@ MAX_CONTEXT_FILES = 1500  # the project's other modules, so that imports resolve
 def materialise(fixes: list[Fix], dest: Path) -> None:
     for fix in fixes:
         folder = dest / fix.key
-        if (folder / "before" / fix.path_before).is_file() and (folder / "after" / fix.path_after).is_file():
+        if fix.before_file(dest).is_file() and fix.after_file(dest).is_file():
             continue
         git_dir = _git_dir(fix.repo, dest)
         for side, commit, path in (
             ("before", fix.before_commit, fix.path_before),
             ("after", fix.fix_commit, fix.path_after),
         ):
-            _write_tree(git_dir, _context(git_dir, commit, path), folder / side)
+            # Under the repository's name: a project that is its own package (`import TTS.utils`) resolves.
+            _write_tree(git_dir, _context(git_dir, commit, path), folder / side / fix.repo.split("/")[1])
     print(f"{len(fixes)} fixes in {dest}")
 
 
@@ -163,8 +170,7 @@ def _findings(path: Path) -> list[tuple[int, str]]:
 def run(fixes: list[Fix], dest: Path, report: Path | None) -> None:
     rows = []
     for fix in fixes:
-        before = dest / fix.key / "before" / fix.path_before
-        after = dest / fix.key / "after" / fix.path_after
+        before, after = fix.before_file(dest), fix.after_file(dest)
         if not before.is_file() or not after.is_file():
             sys.exit(f"missing {fix.key}: run `python bench/leakfixes.py materialise` first")
         found_before, found_after = _findings(before), _findings(after)

@@ -1128,7 +1128,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         if lifetime in ("attribute", "global"):
             verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
             for source in sources:
-                keeps[params.index(source)] = (dotted_name(target) or "a container", verb)
+                keeps[params.index(source)] = (root_name(target) or "a container", verb)
     return Summary(keeps, appends_into, plain.returns, given_graph.returns, plain.elements, given_graph.elements)
 
 

@@ -144,6 +144,8 @@ def _candidates(importer: Path, module_name: str) -> list[Path]:
         for base in [folder, *folder.parents]:
             bases.append(base)
             if any((base / marker).exists() for marker in _ROOT_MARKERS):
+                if base.name == parts[0]:
+                    bases.append(base.parent)  # a project that is its own package: `import TTS.utils` in TTS/
                 break
     found = []
     for base in bases:
