@@ -100,6 +100,9 @@ class Summary:
     # `x, pad = helper(x)` tells the tensor from the int.
     elements_plain: tuple[Value, ...] | None = None
     elements_given_graph: tuple[Value, ...] | None = None
+    # argument -> (container argument, key argument): `container[key] = value`; whether that adds an
+    # entry depends on the key the caller passes.
+    stores_under_key: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)

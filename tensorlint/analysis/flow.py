@@ -745,7 +745,7 @@ class _Walker:
         if target.call_sites and target.roles:
             return  # a method that runs as often as this code: its own stores are judged where they are
         summary = facts.summary(target)
-        if not summary.keeps and not summary.appends_into:
+        if not (summary.keeps or summary.appends_into or summary.stores_under_key):
             return
         args = _arguments_by_position(call, target)
         helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
@@ -762,14 +762,22 @@ class _Walker:
                 target_expr = owner if owner is not None else cst.Name(head)
             via = f"`{helper}` {how} `{kept_in}`"
             self._accumulate(node, target_expr, value, arg, via=via)
-        for position, into in summary.appends_into.items():
+        stores: list[tuple[int, int, int | None]] = [(p, into, None) for p, into in summary.appends_into.items()]
+        stores += [(p, into, key) for p, (into, key) in summary.stores_under_key.items()]
+        for position, into, key_position in stores:
             arg, container = args.get(position), args.get(into)
-            if arg is None or container is None:
+            key = args.get(key_position) if key_position is not None else None
+            if arg is None or container is None or (key_position is not None and key is None):
                 continue
-            via = f"`{helper}` appends it to its argument"
+            if isinstance(container, cst.Call) and callee_name(container) == "setdefault" and receiver(container):
+                container = receiver(container)  # `keep(d.setdefault(k, []), v)` grows d
+                assert container is not None
+            adds_entry = key is not None and (self._varies(key) or _reads(key, container))
+            grows = key is None or (adds_entry and not self.facts.is_list(self.unit, container))
+            how = "appends it to" if key is None else "stores it under the given key in"
             value = evaluate(arg, self)
             self._escape(value, "stored in a container", container)
-            self._store(node, container, value, arg, grows=True, via=via)
+            self._store(node, container, value, arg, grows=grows, via=f"`{helper}` {how} its argument")
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
@@ -1114,12 +1122,18 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
     keeps: dict[int, tuple[str, str]] = {}
     appends_into: dict[int, int] = {}
+    under_key: dict[int, tuple[int, int]] = {}
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
     for event in events:
-        if not event.value.graph or (isinstance(event, Store) and not event.grows):
-            continue  # a write under a fixed key replaces, it does not keep
         target = event.target if isinstance(event, Accumulation) else event.container
         sources = event.value.sources & set(params)
+        key = _key_parameter(event, params) if isinstance(event, Store) else None
+        if key is not None and isinstance(target, cst.Name) and target.value in params:
+            for source in sources:  # `container[key] = value`: the caller's key decides
+                under_key[params.index(source)] = (params.index(target.value), params.index(key))
+            continue
+        if not event.value.graph or (isinstance(event, Store) and not event.grows):
+            continue  # a write under a fixed key replaces, it does not keep
         if isinstance(event, Store) and isinstance(target, cst.Name) and target.value in params:
             for source in sources:
                 appends_into[params.index(source)] = params.index(target.value)
@@ -1129,7 +1143,22 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
             for source in sources:
                 keeps[params.index(source)] = (root_name(target) or "a container", verb)
-    return Summary(keeps, appends_into, plain.returns, given_graph.returns, plain.elements, given_graph.elements)
+    return Summary(
+        keeps, appends_into, plain.returns, given_graph.returns, plain.elements, given_graph.elements, under_key
+    )
+
+
+def _key_parameter(store: Store, params: list[str]) -> str | None:
+    """The parameter a helper's `container[key] = value` uses as its key."""
+    node = store.node
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+        return None
+    index = target.slice[0].slice
+    key = index.value if isinstance(index, cst.Index) else None
+    return key.value if isinstance(key, cst.Name) and key.value in params else None
 
 
 def _scratch(facts: Facts) -> Facts:
