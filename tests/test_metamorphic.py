@@ -16,29 +16,20 @@ import pytest
 from metamorphic import applicable_pairs, findings, markers, rewritten, rule_fixtures
 
 # --- what the analysis misses today, by cause ---------------------------------------------------
-# extract_store_to_method: calls of the class's own methods are not followed (`meter.update(x)` on
-# an instance of a local class is), so a store moved into `self._keep(x)` is lost.
-_SELF_HELPER = "a store moved into a helper method of the same class is lost: `self._keep(x)` calls are not followed"
-# extract_store_to_function: helpers are read only for arguments that carry an autograd graph.
-_NO_GRAPH = "a helper is followed only for graph-carrying arguments: a detached / no-grad tensor passed to a storing helper is lost"
-_CLOSURE_ARG = "a helper is followed only for graph-carrying arguments: a closure passed to a storing helper is lost"
-_EXCEPTION_ARG = (
-    "a helper is followed only for graph-carrying arguments: an exception passed to a storing helper is lost"
+# TL007 reads the stores in an `except` block itself: an exception handed to a helper (a method of
+# the class, or a function) that stores it is not followed.
+_EXCEPTION_HELPER = (
+    "an exception handed to a helper that stores it is not followed (TL007 reads the handler's own stores)"
 )
-# extract_store_to_function: helper summaries know `container.append(value)` and `self.x += value`, not these.
-_KEYED_HELPER = "a helper that stores its argument under a key (`container[key] = value` / `+=`) is not summarized"
-_KEYED_AND_ATTRIBUTE_HELPER = "helpers that store under a key (`container[key] = value`) or set an attribute (`owner.buf = value`) are not summarized"
-_SETDEFAULT_CONTAINER = "a helper's container argument `d.setdefault(k, [])` is not traced to `d`: the store is lost"
-_ATTRIBUTE_IADD_HELPER = (
-    "`owner.attr += value` in a helper, called from forward, is read as TL004 accumulation instead of TL001"
+# extract_store_to_function: what helper summaries do not record yet.
+_CLOSURE_ARG = "a closure handed to a helper that stores it in its argument's attribute (`owner.fn = fn`) is lost"
+_KEYED_HELPER = "a helper that adds its argument into a slot of its container argument (`container[key] += value`) is not summarized"
+_KEYED_AND_ATTRIBUTE_HELPER = (
+    "a helper that sets an attribute of its argument (`owner.buf = torch.cat([owner.buf, v])`) is not summarized"
 )
+_ATTRIBUTE_IADD_HELPER = "`owner.attr += [value]` in a helper, called from forward, is summarized as an accumulation (TL004), not a store (TL001)"
 _ATTRIBUTE_HELPER = "a helper that sets an attribute of its argument (`owner.ema = value`) is not summarized"
-_HELPER_OF_HELPER = (
-    "a helper that passes its argument to another storing helper (`container.update(value)` on a meter) is not followed"
-)
-# append_to_iadd
-_CLOSURE_IADD = "a closure stored with `xs += [closure]` is not seen escaping (`xs.append(closure)` is)"
-_LIST_IADD_AS_SUM = "`xs += [x]` in a loop over modules reads as a running sum, not as a list filled and returned"
+_HELPER_OF_HELPER = "a helper that hands its argument to another storing helper (`meter.update(value)`) is not followed"
 
 _SPLIT_SELF_UPDATE = (
     "`d[k] = f(d[k], v)` split between a caller that reads the old value and a helper that writes the slot "
@@ -46,14 +37,10 @@ _SPLIT_SELF_UPDATE = (
 )
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("extract_store_to_method", "TL004/pos_ema_slot_seeded_with_live_activation.py"): _SPLIT_SELF_UPDATE,
     ("extract_store_to_function", "TL004/pos_ema_slot_seeded_with_live_activation.py"): _SPLIT_SELF_UPDATE,
     **{
-        ("extract_store_to_method", fixture): _SELF_HELPER
+        ("extract_store_to_method", fixture): _EXCEPTION_HELPER
         for fixture in [
-            "TL004/pos_meter_update_appends_loss_in_loop.py",
-            "TL004/pos_running_stats_updated_from_input_in_forward.py",
-            "TL004/pos_training_step_attribute_accumulates.py",
             "TL007/pos_attribute_dict_by_batch.py",
             "TL007/pos_traceback_attribute_kept.py",
             "TL007/pos_tuple_with_context.py",
@@ -69,14 +56,14 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("extract_store_to_function", "TL004/pos_running_stats_updated_from_input_in_forward.py"): _ATTRIBUTE_HELPER,
     ("extract_store_to_function", "TL004/pos_stats_dict_loss_key.py"): _KEYED_HELPER,
     ("extract_store_to_function", "TL004/pos_training_step_attribute_accumulates.py"): _HELPER_OF_HELPER,
-    ("extract_store_to_function", "TL007/pos_attribute_dict_by_batch.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_caller_list_param.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_exc_info_collected.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_global_error_log.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_local_list_in_loop.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_local_results_returned.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_traceback_attribute_kept.py"): _EXCEPTION_ARG,
-    ("extract_store_to_function", "TL007/pos_tuple_with_context.py"): _EXCEPTION_ARG,
+    ("extract_store_to_function", "TL007/pos_attribute_dict_by_batch.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_caller_list_param.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_exc_info_collected.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_global_error_log.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_local_list_in_loop.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_local_results_returned.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_traceback_attribute_kept.py"): _EXCEPTION_HELPER,
+    ("extract_store_to_function", "TL007/pos_tuple_with_context.py"): _EXCEPTION_HELPER,
 }
 
 PAIRS = applicable_pairs()

@@ -742,7 +742,7 @@ class _Walker:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
         at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
         node = report_at or call
-        if target.call_sites and target.roles:
+        if target.call_sites and target.roles and self.arguments is None:
             return  # a method that runs as often as this code: its own stores are judged where they are
         summary = facts.summary(target)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):

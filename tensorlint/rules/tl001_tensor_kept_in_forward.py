@@ -16,11 +16,19 @@ REPEATING_ROLES = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK, Role.STEP)
 class TensorKeptInForward(Rule):
     """
     ## What it does
-    Checks for tensors stored, in `forward` or in a forward/backward hook, into a container
-    that outlives the call and grows with every call: `self.cache.append(h)`,
-    `self.outputs += [h]`, `self.stats[step] = h`, `store.setdefault(k, []).append(h)`, a
-    module-level or enclosing-function list or dict that a hook appends to, or a list on another
+    Checks for tensors stored, in code that runs once per batch, into a container that outlives
+    the call and grows with every call. Code that runs once per batch: `forward` (of any class,
+    a plain wrapper's too), hooks however they are registered (functions, bound methods of any
+    object, callable instances, `functools.partial`, hooks returned by a factory), per-step
+    methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
+    any `*_step` or `*_batch` method, `on_*_batch_end`), and the methods of `self` they call.
+    Growth: `append`, `extend`, `insert`, `+= [h]`, `d[k] = h` under a key that changes between
+    calls (an input, a step, `len(d)`), `d.setdefault(k, []).append(h)`,
+    `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
+    attribute holds), module-level and enclosing-function lists and dicts, and a list on another
     object that a hook appends to (`module.outputs.append(output)` after `layer.outputs = []`).
+    A per-step method that keeps a value with its autograd graph is reported even when the
+    container is cleared at epoch end: it holds every step's graph until then.
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -31,11 +39,14 @@ class TensorKeptInForward(Rule):
     tensor, so it does not bound the cache. A forward hook that does `acts.append(output)` keeps
     4 MiB per call in the same way.
 
-    Not reported: containers reset or cleared in the same `forward` or in another method of
-    the class (`reset()`, `on_epoch_end()`), `collections.deque(maxlen=N)`, registered buffers
+    Not reported: containers emptied in the same call on every path (before or after the store)
+    or cleared in another method of the class or by the object that owns it
+    (`del self.child.feats[:]`), appends capped by a length test (`if len(pool) < size:`),
+    `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
-    key that does not change between calls (`self.last["h"] = h`,
-    `activation[name] = output` in a hook factory), and containers whose kind the file does not
+    key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
+    argument, `activation[name] = output` in a hook factory), detached values that a meter or
+    metric that is not a module collects by design, and containers whose kind the file does not
     show.
 
     ## Example

@@ -20,8 +20,10 @@ class CudaInWorker(Rule):
     ## What it does
     Checks for code that allocates on, or initialises, CUDA inside code that a DataLoader with
     workers runs in its worker processes: the functions passed as `collate_fn=` or
-    `worker_init_fn=`, and `__getitem__`, `__getitems__` and `__iter__` of a dataset that such a
-    loader is built over in the same file, and what that code calls there: helper methods
+    `worker_init_fn=`, `__getitem__`, `__getitems__` and `__iter__` of a dataset that such a
+    loader is built over, the same methods of any `Dataset`/`IterableDataset` subclass and
+    functions named like `collate`/`worker_init` when no loader is visible (a library module:
+    whoever loads it with `num_workers > 0` runs them in workers), and what that code calls there: helper methods
     (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
     dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA, and
@@ -36,9 +38,9 @@ class CudaInWorker(Rule):
     four workers), invisible to `torch.cuda.memory_allocated()`. PyTorch's data loading docs
     advise against returning CUDA tensors from workers and recommend `pin_memory=True`.
 
-    Not reported: the same code in a DataLoader without workers (`num_workers` absent or a
-    literal `0`: the code runs in the main process), datasets that no loader with workers in
-    the file is built over, `.to(dtype)`, `.to("cpu")`, and `torch.cuda.manual_seed`.
+    Not reported: code that every loader visibly running it keeps in the main process
+    (`num_workers` absent or a literal `0`), `.to(dtype)`, `.to("cpu")`, and
+    `torch.cuda.manual_seed`.
 
     ## Example
     ```python

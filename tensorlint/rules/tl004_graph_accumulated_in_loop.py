@@ -30,7 +30,11 @@ class GraphAccumulatedInLoop(Rule):
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n`, or
     `record(history, loss)` where `record` appends its argument. Helpers are followed into the
     functions and classes of the same file and of the project's modules that its imports resolve
-    to; the finding names the method that keeps the value.
+    to; the finding names the method that keeps the value. The framework's loop over batches
+    counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
+    (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
+    input into and nothing resets (`self.running_mean.mul_(m).add_(mean)`,
+    `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`).
 
     ## Why is this bad?
     Each such value keeps its autograd graph alive, so the accumulator keeps every
@@ -47,9 +51,14 @@ class GraphAccumulatedInLoop(Rule):
     backpropagated in the same function (gradient accumulation), helpers that convert what they
     are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
-    (`h = cell(x, h)`) in a loop without `backward()`, and lists filled by a loop that does not
+    (`h = cell(x, h)`) in a loop without `backward()`, lists filled by a loop that does not
     feed data (no DataLoader, `next()` or `backward()`) when they reach what the function
-    returns, directly or through other lists (one embedding per adapter, returned).
+    returns, directly or through other lists (one embedding per adapter, returned), values
+    assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
+    made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
+    `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers,
+    torchmetrics' `update` (run without grad), and Lightning's `validation_step`, `test_step`
+    and `predict_step` (run under `no_grad`).
 
     ## Example
     ```python
