@@ -31,6 +31,7 @@ from tensorlint.analysis.facts import (
     unit_params,
 )
 from tensorlint.analysis.index import (
+    GRAPH_GIVEN_METHODS,
     NO_GRAD_STEP_METHODS,
     ClassInfo,
     Role,
@@ -178,7 +179,7 @@ class _Walker:
         if given_graph is None or plain is None:
             return None
         if any(a.graph for a in args):
-            results = given_graph
+            results = tuple(_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
         elif any(a.tensor for a in args):  # tensors without a graph: what the helper makes of them
             results = tuple(replace(r, graph=False, sources=frozenset()) for r in given_graph)
         else:
@@ -188,6 +189,15 @@ class _Walker:
             # can point at it here.
             results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
         return results if self.grad_enabled else tuple(r.without_graph() for r in results)
+
+    def _graph_parameters(self, call: cst.Call, target: Unit) -> set[str]:
+        """The callee's parameters that this call hands a graph."""
+        params = [p.name.value for p in unit_params(target)][1 if target.is_method else 0 :]
+        return {
+            params[position]
+            for position, arg in _arguments_by_position(call, target).items()
+            if position < len(params) and evaluate(arg, self).graph
+        }
 
     def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
         """The function or method of the project that a call runs, when the code says which."""
@@ -275,8 +285,8 @@ class _Walker:
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
-                # A per-step method is handed the step's outputs: with their graph, in training.
-                value = GRAPH if Role.STEP in unit.roles else TENSOR
+                # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
+                value = GRAPH if Role.STEP in unit.roles and unit.name in GRAPH_GIVEN_METHODS else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
             elif not words and is_model_name(name):
@@ -508,7 +518,8 @@ class _Walker:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
             given = isinstance(value_expr, cst.Name) and value_expr.value in self._param_names()
-            value = GRAPH if given and Role.STEP in self.unit.roles and self.grad_enabled else TENSOR
+            graph_given = Role.STEP in self.unit.roles and self.unit.name in GRAPH_GIVEN_METHODS
+            value = GRAPH if given and graph_given and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         loops = tuple(self.loops)
@@ -672,11 +683,13 @@ class _Walker:
             hook_params = [p.name.value for p in unit_params(self.unit)][self.unit.skip_params :]
             params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
-        names = names_in(key)
+        names = _identity_names(key)
         if names & (params | loop_targets):
             return True
         local = {n for n in names if n in self.unit.bindings}
-        return any(names_in(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name])
+        return any(
+            _identity_names(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name]
+        )
 
     # -- expressions with effects --------------------------------------------------------------
 
@@ -998,6 +1011,27 @@ def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool
     return None
 
 
+_SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])
+
+
+def _identity_names(node: cst.CSTNode) -> set[str]:
+    """The names a key reads for what they are, not for their shape: in `(x.shape[-1], x.device)`
+    none (a memo per shape takes a few values); in `x` or `id(x)`, `x` (new every call)."""
+    if isinstance(node, cst.Attribute) and node.attr.value in _SHAPE_ATTRIBUTES:
+        return set()
+    if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len"):
+        return set()
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        return _identity_names(node.value)  # `x.name` reads x, not `name`
+    if isinstance(node, cst.Arg):
+        return _identity_names(node.value)  # a keyword's name is not a read
+    if isinstance(node, cst.Lambda):
+        return set()
+    return {name for child in children(node) for name in _identity_names(child)}
+
+
 def _key_space_grows(param: cst.Param) -> bool:
     """Whether keys taken from a parameter keep changing: an input, a step, an id. A label (`name`,
     `key`, `tag`) or an index into the model's structure (`layer_idx`) takes a few values."""
@@ -1035,6 +1069,15 @@ def _is_whole_slice(target: cst.Subscript) -> bool:
         return False
     whole = target.slice[0].slice
     return whole.lower is None and whole.upper is None and whole.step is None
+
+
+def _graph_from(result: Value, graph_parameters: set[str]) -> Value:
+    """A helper's result keeps a graph when it comes from a parameter given one, or from the
+    helper's own computation (no parameter among its sources); not when it comes from an
+    argument without one (`self.pe = self.extend_pe(x, self.pe)` returns `pe` as it was)."""
+    if result.graph and result.sources and not result.sources & graph_parameters:
+        return replace(result, graph=False, sources=frozenset())
+    return result
 
 
 def _units_around(unit: Unit | None) -> Iterator[Unit]:

@@ -37,6 +37,10 @@ STEP_METHODS = frozenset(
     ["training_step", "validation_step", "test_step", "predict_step", "train_step", "compute_loss",
      "update", "process", "__call__"]
 )  # fmt: skip
+# Per-step methods that training code hands its outputs, graph included: a loss to a meter's `update`,
+# a batch's outputs to `training_step`. (A scheduler's `step_prk` or a logits processor's `__call__`
+# runs in inference: their tensors carry no graph by default.)
+GRAPH_GIVEN_METHODS = frozenset(["training_step", "train_step", "compute_loss", "update"])
 # Lightning runs these under `torch.no_grad()` (or inference mode): what they compute has no graph.
 NO_GRAD_STEP_METHODS = frozenset(["validation_step", "test_step", "predict_step"])
 
@@ -332,7 +336,9 @@ class _Indexer:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
-            if isinstance(target.target, cst.Subscript) and resets_container(node.value, target.target):
+            method = self.unit.method_unit()
+            in_init = method is not None and method.name == "__init__"
+            if isinstance(target.target, cst.Subscript) and resets_container(node.value, target.target) and not in_init:
                 self._manage(target.target.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -363,8 +369,9 @@ class _Indexer:
         if isinstance(target, cst.Name):
             name = target.value
             rebinding = name in self.unit.bindings
+            bound = self.unit.bindings.setdefault(name, [])  # bound here, even when unpacked from a call
             if value is not None:
-                self.unit.bindings.setdefault(name, []).append(value)
+                bound.append(value)
             global_scope = name in self.unit.declared_global or self.unit is self.module_unit
             if global_scope and resets_container(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition

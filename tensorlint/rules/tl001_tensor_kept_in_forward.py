@@ -158,6 +158,8 @@ class TensorKeptInForward(Rule):
                 continue
             if role is Role.STEP and not store.value.graph and not (store.unit.cls and store.unit.cls.is_module):
                 continue  # a meter or metric collects detached values by design, for as long as it lives
+            if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
+                continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
             lifetime, kind = facts.container_kind(store.unit, store.container)
             if lifetime == "local":
                 continue
