@@ -286,7 +286,7 @@ class _Walker:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
                 # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
-                value = GRAPH if Role.STEP in unit.roles and unit.name in GRAPH_GIVEN_METHODS else TENSOR
+                value = GRAPH if self._graph_given() else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
             elif not words and is_model_name(name):
@@ -518,8 +518,7 @@ class _Walker:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
             given = isinstance(value_expr, cst.Name) and value_expr.value in self._param_names()
-            graph_given = Role.STEP in self.unit.roles and self.unit.name in GRAPH_GIVEN_METHODS
-            value = GRAPH if given and graph_given and self.grad_enabled else TENSOR
+            value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         loops = tuple(self.loops)
@@ -872,6 +871,16 @@ class _Walker:
         if len(self.facts.escapes) > before:
             self.patched[name] = (self.facts.escapes[-1], len(self.conditions))
 
+    def _graph_given(self) -> bool:
+        """Whether this is a per-step method that training code hands its outputs, graph included
+        (not a cache's `update`, which generation calls under no_grad: a class named for a cache)."""
+        unit = self.unit
+        if Role.STEP not in unit.roles or unit.name not in GRAPH_GIVEN_METHODS or unit.cls is None:
+            return Role.STEP in unit.roles and unit.name in GRAPH_GIVEN_METHODS
+        names = [c.name for c in lineage(self.index.classes, unit.cls)]
+        names += [b or "" for c in lineage(self.index.classes, unit.cls) for b in c.base_names]
+        return not any("Cache" in name or "cache" in name for name in names)
+
     def _param_names(self) -> set[str]:
         return {p.name.value for p in unit_params(self.unit)}
 
@@ -883,10 +892,16 @@ class _Walker:
             local = root_name(container)  # outlives the call only if the container does
         captured = value.captured
         if how in ("returned", "yielded"):
-            # Handed back to the caller, a closure over the caller's own tensors (parameters)
-            # extends nothing the caller does not hold; one over a tensor made here does.
-            params = {p.name.value for p in unit_params(self.unit)}
-            captured = tuple(n for n in captured if n not in params)
+            # Handed back to the caller, a closure over the caller's own tensors (parameters, or
+            # locals that only alias them) extends nothing the caller does not hold; one over a
+            # tensor made here does.
+            params = self._param_names()
+            aliases = {
+                name
+                for name, values in self.unit.bindings.items()
+                if values and all(isinstance(v, cst.Name) and v.value in params | {"None"} for v in values)
+            }
+            captured = tuple(n for n in captured if n not in params | aliases)
         if captured:
             self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how, local_container=local))
 
@@ -1034,9 +1049,17 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
 
 def _key_space_grows(param: cst.Param) -> bool:
     """Whether keys taken from a parameter keep changing: an input, a step, an id. A label (`name`,
-    `key`, `tag`) or an index into the model's structure (`layer_idx`) takes a few values."""
+    `key`, `tag`), an index into the model's structure (`layer_idx`) or another plain value
+    (`offsets: tuple[int, int, int]`) takes a few values, unless named for a counter (`step: int`)."""
     words = set(param.name.value.lower().split("_"))
-    return not words & _LABEL_WORDS
+    if words & _LABEL_WORDS:
+        return False
+    plain = _annotation_words(param) and _annotation_words(param) <= _PLAIN_KEY_ANNOTATIONS
+    return not plain or bool(words & _COUNTER_WORDS)
+
+
+_PLAIN_KEY_ANNOTATIONS = _PYTHON_SCALAR_ANNOTATIONS | {"tuple", "Tuple"}
+_COUNTER_WORDS = frozenset(["id", "uid", "step", "iter", "batch", "epoch", "count", "time", "sample", "idx", "index"])
 
 
 _LABEL_WORDS = frozenset(

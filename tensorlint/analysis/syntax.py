@@ -85,7 +85,8 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
     if not isinstance(loop, cst.For):
         return False
-    for name in references(loop.iter):
+    called = {dotted_name(n.func) for n in walk(loop.iter) if isinstance(n, cst.Call)}
+    for name in references(loop.iter) - called:  # what is iterated, not the functions called on it
         if _names_data(name):
             return True  # train_loader, test_iter, val_batches, dataset, val_data
         if "." not in name and any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
@@ -93,12 +94,10 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
     return False
 
 
-_DATA_WORDS = ("loader", "iter", "batches", "dataset")
-
-
 def _names_data(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
-    return any(word in last for word in _DATA_WORDS) or last.startswith("data_") or last.endswith("_data")
+    words = set(last.split("_"))
+    return "loader" in last or bool(words & {"iter", "iterator", "batches", "dataset", "data"})
 
 
 def hands_over_data(call: cst.Call) -> bool:
