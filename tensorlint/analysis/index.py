@@ -345,6 +345,9 @@ class _Indexer:
         if node.value is not None:
             self._bind(node.target, node.value)
 
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, None)  # a comprehension's variable is local, never a global
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
             self.unit.augmented.setdefault(node.target.value, []).append(node.value)

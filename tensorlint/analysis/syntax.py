@@ -85,7 +85,7 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
     if not isinstance(loop, cst.For):
         return False
-    called = {dotted_name(n.func) for n in walk(loop.iter) if isinstance(n, cst.Call)}
+    called = {dotted_name(n.func) for n in [loop.iter, *walk(loop.iter)] if isinstance(n, cst.Call)}
     for name in references(loop.iter) - called:  # what is iterated, not the functions called on it
         if _names_data(name):
             return True  # train_loader, test_iter, val_batches, dataset, val_data
