@@ -557,13 +557,41 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
     while todo:
         caller = todo.pop()
         role = next(r for r in spread if r in caller.roles)
+        once = _run_once_calls(caller)
         for call, callee in _callees(index, caller):
+            if id(call) in once:
+                continue  # `if self._impl is None: self._impl = self._build()`: once per object
             if callee.call_sites or (callee.is_method and callee.cls is caller.cls and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
             if callee.is_method and callee.cls is caller.cls and not callee.roles and callee.name != "__init__":
                 name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
                 callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
                 todo.append(callee)
+
+
+def _run_once_calls(caller: Unit) -> set[int]:
+    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
+    once: set[int] = set()
+    for node in walk(caller.node, into_functions=False):
+        if not isinstance(node, cst.If):
+            continue
+        test = node.test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            compared = test.comparisons[0]
+            is_none = isinstance(compared.operator, cst.Is) and isinstance(compared.comparator, cst.Name)
+            test = test.left if is_none and compared.comparator.value == "None" else test  # type: ignore[attr-defined]
+        guarded = dotted_name(test)
+        assigned = {
+            dotted_name(target.target)
+            for inner in walk(node.body)
+            if isinstance(inner, cst.Assign)
+            for target in inner.targets
+        }
+        if guarded is not None and "." in guarded and guarded in assigned:
+            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+    return once
 
 
 def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
