@@ -1054,7 +1054,8 @@ def _key_space_grows(param: cst.Param) -> bool:
     words = set(param.name.value.lower().split("_"))
     if words & _LABEL_WORDS:
         return False
-    plain = _annotation_words(param) and _annotation_words(param) <= _PLAIN_KEY_ANNOTATIONS
+    annotation = _annotation_words(param)
+    plain = bool(annotation) and annotation <= _PLAIN_KEY_ANNOTATIONS
     return not plain or bool(words & _COUNTER_WORDS)
 
 

@@ -444,7 +444,6 @@ class _Indexer:
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.frozen_attributes.add(attribute)
         elif (dotted := dotted_name(recv)) is not None:
-            self.module_unit.frozen.add(dotted)
             self.unit.frozen.add(dotted)
 
     def _module_evidence(self, recv: cst.BaseExpression) -> None:
@@ -575,23 +574,24 @@ def _run_once_calls(caller: Unit) -> set[int]:
     for node in walk(caller.node, into_functions=False):
         if not isinstance(node, cst.If):
             continue
-        test = node.test
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test = test.expression
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            compared = test.comparisons[0]
-            is_none = isinstance(compared.operator, cst.Is) and isinstance(compared.comparator, cst.Name)
-            test = test.left if is_none and compared.comparator.value == "None" else test  # type: ignore[attr-defined]
-        guarded = dotted_name(test)
+        guarded = _lazily_set(node.test)
         assigned = {
-            dotted_name(target.target)
-            for inner in walk(node.body)
-            if isinstance(inner, cst.Assign)
-            for target in inner.targets
+            dotted_name(t.target) for inner in walk(node.body) if isinstance(inner, cst.Assign) for t in inner.targets
         }
         if guarded is not None and "." in guarded and guarded in assigned:
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _lazily_set(test: cst.BaseExpression) -> str | None:
+    """`self.x` for the tests `self.x is None` and `not self.x`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return dotted_name(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        compared = test.comparisons[0]
+        none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
+        return dotted_name(test.left) if isinstance(compared.operator, cst.Is) and none else None
+    return None
 
 
 def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
