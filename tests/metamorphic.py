@@ -920,7 +920,9 @@ def _imports_only(statement: cst.BaseStatement, future: bool) -> bool:
 _STORE_CODES = frozenset(["TL001", "TL002", "TL004", "TL007"])
 # TL004 reports the call in the loop, not the helper (the fixtures' `meter.update(loss)`); an
 # accumulation across calls of forward or a per-step method stays in the helper, which runs as often.
-_AT_CALL_IN_METHOD_FORM = frozenset(["TL004"])
+# TL007 reports the call in the `except` block: the helper only sees a parameter, the handler
+# knows it is the caught exception.
+_AT_CALL_IN_METHOD_FORM = frozenset(["TL004", "TL007"])
 _STORE_METHODS = frozenset(["append", "appendleft", "add", "extend", "extendleft", "insert", "update"])
 
 
@@ -1004,7 +1006,7 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
     The helper receives the variables of the method that the statement reads, so it stores the same
     objects into the same container. The marker stays on the storing statement in the helper (the
     code that runs in forward, a hook or a handler, as TL003 reports CUDA work in a `__getitem__`
-    helper), except TL004's in a loop, which moves to the call in the loop (`_AT_CALL_IN_METHOD_FORM`).
+    helper), except TL004's in a loop and TL007's, which move to the call (`_AT_CALL_IN_METHOD_FORM`).
     """
     taken: set[str] = set()
     swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
@@ -1022,7 +1024,7 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
         name = _fresh(fixture, "_keep", taken)
         codes = _line_codes(statement)
         in_loop = isinstance(fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef)), (cst.For, cst.While))
-        at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and in_loop]
+        at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and (in_loop or c == "TL007")]
         moved = statement.with_changes(
             leading_lines=(), trailing_whitespace=_marker_comment([c for c in codes if c not in at_call])
         )

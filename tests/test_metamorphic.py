@@ -16,11 +16,6 @@ import pytest
 from metamorphic import applicable_pairs, findings, markers, rewritten, rule_fixtures
 
 # --- what the analysis misses today, by cause ---------------------------------------------------
-# TL007 reads the stores in an `except` block itself: an exception handed to a helper (a method of
-# the class, or a function) that stores it is not followed.
-_EXCEPTION_HELPER = (
-    "an exception handed to a helper that stores it is not followed (TL007 reads the handler's own stores)"
-)
 # extract_store_to_function: what helper summaries do not record yet.
 _CLOSURE_ARG = "a closure handed to a helper that stores it in its argument's attribute (`owner.fn = fn`) is lost"
 _KEYED_HELPER = "a helper that adds its argument into a slot of its container argument (`container[key] += value`) is not summarized"
@@ -38,14 +33,6 @@ _SPLIT_SELF_UPDATE = (
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("extract_store_to_function", "TL004/pos_ema_slot_seeded_with_live_activation.py"): _SPLIT_SELF_UPDATE,
-    **{
-        ("extract_store_to_method", fixture): _EXCEPTION_HELPER
-        for fixture in [
-            "TL007/pos_attribute_dict_by_batch.py",
-            "TL007/pos_traceback_attribute_kept.py",
-            "TL007/pos_tuple_with_context.py",
-        ]
-    },
     ("extract_store_to_function", "TL001/pos_growth_syntaxes_in_forward.py"): _KEYED_AND_ATTRIBUTE_HELPER,
     ("extract_store_to_function", "TL001/pos_outputs_plus_equals.py"): _ATTRIBUTE_IADD_HELPER,
     ("extract_store_to_function", "TL002/pos_default_arg_binds_tensor.py"): _CLOSURE_ARG,
@@ -56,14 +43,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("extract_store_to_function", "TL004/pos_running_stats_updated_from_input_in_forward.py"): _ATTRIBUTE_HELPER,
     ("extract_store_to_function", "TL004/pos_stats_dict_loss_key.py"): _KEYED_HELPER,
     ("extract_store_to_function", "TL004/pos_training_step_attribute_accumulates.py"): _HELPER_OF_HELPER,
-    ("extract_store_to_function", "TL007/pos_attribute_dict_by_batch.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_caller_list_param.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_exc_info_collected.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_global_error_log.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_local_list_in_loop.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_local_results_returned.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_traceback_attribute_kept.py"): _EXCEPTION_HELPER,
-    ("extract_store_to_function", "TL007/pos_tuple_with_context.py"): _EXCEPTION_HELPER,
 }
 
 PAIRS = applicable_pairs()

@@ -56,7 +56,18 @@ from tensorlint.analysis.syntax import (
     reset_every_iteration,
     target_names,
 )
-from tensorlint.analysis.values import CUDA, GRAPH, MODULE, SCALAR, TENSOR, UNKNOWN, Value, evaluate, is_model_name
+from tensorlint.analysis.values import (
+    CUDA,
+    EXCEPTION,
+    GRAPH,
+    MODULE,
+    SCALAR,
+    TENSOR,
+    UNKNOWN,
+    Value,
+    evaluate,
+    is_model_name,
+)
 from tensorlint.analysis.walk import children, walk
 
 # Method names that register a callback on their receiver.
@@ -374,7 +385,7 @@ class _Walker:
             self.fresh &= fresh  # a handler may run after any statement of the body
             for handler in statement.handlers:
                 if handler.name is not None and isinstance(handler.name.name, cst.Name):
-                    self.env[handler.name.name.value] = UNKNOWN
+                    self.env[handler.name.name.value] = EXCEPTION
                 self._block(handler.body)
             if statement.orelse is not None:
                 self._block(statement.orelse.body)
@@ -714,7 +725,7 @@ class _Walker:
             self._in_place_update(call, recv)
         # Only a tensor (or a closure) handed over can be kept: a helper of another module is not
         # read for a call without one.
-        if any((given := evaluate(arg.value, self)).tensor or given.closure for arg in call.args):
+        if any((given := evaluate(arg.value, self)).tensor or given.closure or given.exception for arg in call.args):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
@@ -754,8 +765,11 @@ class _Walker:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
         at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
         node = report_at or call
-        if target.call_sites and target.roles and self.arguments is None:
-            return  # a method that runs as often as this code: its own stores are judged where they are
+        exception_given = any(evaluate(arg.value, self).exception for arg in call.args)
+        if target.call_sites and target.roles and self.arguments is None and not exception_given:
+            # A method that runs as often as this code: its own stores are judged where they are
+            # (a caught exception is judged here, in the handler that caught it).
+            return
         summary = facts.summary(target)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):
             return
@@ -763,7 +777,7 @@ class _Walker:
         helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
         for position, (kept_in, how) in summary.keeps.items():
             arg = args.get(position)
-            if arg is None or not (value := evaluate(arg, self)).graph:
+            if arg is None or not ((value := evaluate(arg, self)).graph or value.exception):
                 continue
             # The helper object's attribute accumulates (`meter.sum`); for a plain function, the global.
             owner = receiver(call) if target.is_method else None

@@ -26,6 +26,7 @@ class Value:
     closure: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     captured: tuple[str, ...] = ()
     frozen: bool = False  # a module set `requires_grad_(False)`: its output has no graph of its own
+    exception: bool = False  # a caught exception: its traceback keeps the frames (TL007)
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
@@ -40,6 +41,7 @@ class Value:
             closure=self.closure or other.closure,
             captured=self.captured or other.captured,
             frozen=self.frozen and other.frozen,
+            exception=self.exception or other.exception,
         )
 
     def without_graph(self) -> Value:
@@ -52,6 +54,7 @@ GRAPH = Value(tensor=True, graph=True)
 MODULE = Value(module=True)
 CUDA = Value(cuda=True)
 SCALAR = Value(scalar=True)
+EXCEPTION = Value(exception=True)
 
 # torch functions that do not return a tensor.
 _TORCH_NON_TENSOR = frozenset(
@@ -346,6 +349,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return of_self
     name = expr.attr.value
     base = evaluate(expr.value, scope)
+    if base.exception and name == "__traceback__":
+        return EXCEPTION
     if base.module and not base.tensor:
         # `model.encoder` is a submodule; `model.device` or `model.config` are not.
         return UNKNOWN if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") else MODULE
@@ -407,6 +412,8 @@ def _is_super(expr: cst.BaseExpression) -> bool:
 
 def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:
     namespace, _, last = qualified.rpartition(".")
+    if qualified in ("sys.exc_info", "sys.exception"):
+        return EXCEPTION  # the traceback and its frames come with it
     if qualified == "torch.device":
         return _device(call, scope)
     if qualified in ("functools.partial",):

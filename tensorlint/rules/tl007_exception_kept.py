@@ -8,7 +8,7 @@ from itertools import chain
 import libcst as cst
 
 from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import STORE_METHODS, names_reaching, root_name
+from tensorlint.analysis.facts import STORE_METHODS, Accumulation, Store, names_reaching, root_name
 from tensorlint.analysis.index import Unit, all_params
 from tensorlint.analysis.names import callee_name, dotted_name
 from tensorlint.analysis.syntax import Place, is_training_iteration, placed
@@ -149,6 +149,13 @@ class ExceptionKept(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
+        # `self._keep(e)`, `record(errors, e)`: helpers that store what they are given, at their calls
+        events: list[Store | Accumulation] = [*facts.stores, *facts.accumulations]
+        helped = {
+            id(event.node): (event.container if isinstance(event, Store) else event.target, event.value_expr)
+            for event in events
+            if event.via
+        }
         for unit in facts.index.units:
             if not unit.has_try:
                 continue  # only code in an `except` block holds a caught exception
@@ -157,7 +164,7 @@ class ExceptionKept(Rule):
                 if not place.handlers:
                     continue
                 names = _exception_names(place)
-                stored = _stored(node)
+                stored = _stored(node) or helped.get(id(node))
                 if stored is None:
                     continue
                 container, value = stored
