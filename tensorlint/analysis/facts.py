@@ -103,6 +103,9 @@ class Summary:
     # argument -> (container argument, key argument): `container[key] = value`; whether that adds an
     # entry depends on the key the caller passes.
     stores_under_key: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # Arguments kept as they are (`errors.append(e)`, `self.bad.append((path, e))`), not values
+    # computed from them: what a caught exception needs to be kept with its traceback.
+    kept_as_is: frozenset[int] = frozenset()
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)

@@ -779,6 +779,8 @@ class _Walker:
             arg = args.get(position)
             if arg is None or not ((value := evaluate(arg, self)).graph or value.exception):
                 continue
+            if not value.graph and position not in summary.kept_as_is:
+                continue  # an exception is kept only as itself, not as a message made from it
             # The helper object's attribute accumulates (`meter.sum`); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
             head, _, attribute = kept_in.partition(".")
@@ -802,6 +804,8 @@ class _Walker:
             grows = key is None or (adds_entry and not self.facts.is_list(self.unit, container))
             how = "appends it to" if key is None else "stores it under the given key in"
             value = evaluate(arg, self)
+            if value.exception and not value.graph and position not in summary.kept_as_is:
+                continue
             self._escape(value, "stored in a container", container)
             self._store(node, container, value, arg, grows=grows, via=f"`{helper}` {how} its argument")
 
@@ -1204,10 +1208,12 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     keeps: dict[int, tuple[str, str]] = {}
     appends_into: dict[int, int] = {}
     under_key: dict[int, tuple[int, int]] = {}
+    as_is: set[int] = set()
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
     for event in events:
         target = event.target if isinstance(event, Accumulation) else event.container
         sources = event.value.sources & set(params)
+        as_is |= {params.index(name) for name in _displayed_names(event.value_expr) & sources}
         key = _key_parameter(event, params) if isinstance(event, Store) else None
         if key is not None and isinstance(target, cst.Name) and target.value in params:
             for source in sources:  # `container[key] = value`: the caller's key decides
@@ -1225,8 +1231,28 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             for source in sources:
                 keeps[params.index(source)] = (root_name(target) or "a container", verb)
     return Summary(
-        keeps, appends_into, plain.returns, given_graph.returns, plain.elements, given_graph.elements, under_key
+        keeps,
+        appends_into,
+        plain.returns,
+        given_graph.returns,
+        plain.elements,
+        given_graph.elements,
+        under_key,
+        frozenset(as_is),
     )
+
+
+def _displayed_names(expr: cst.BaseExpression) -> set[str]:
+    """Names an expression holds as they are: `e`, `(path, e)`, `{"error": e}`, `e.__traceback__`."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__traceback__":
+        return _displayed_names(expr.value)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return {n for element in expr.elements for n in _displayed_names(element.value)}
+    if isinstance(expr, cst.Dict):
+        return {n for e in expr.elements if isinstance(e, cst.DictElement) for n in _displayed_names(e.value)}
+    return set()
 
 
 def _key_parameter(store: Store, params: list[str]) -> str | None:
