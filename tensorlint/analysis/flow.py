@@ -765,8 +765,8 @@ class _Walker:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
         at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
         node = report_at or call
-        exception_given = any(evaluate(arg.value, self).exception for arg in call.args)
-        if target.call_sites and target.roles and self.arguments is None and not exception_given:
+        judged_there = target.call_sites and target.roles and self.arguments is None
+        if judged_there and not any(evaluate(arg.value, self).exception for arg in call.args):
             # A method that runs as often as this code: its own stores are judged where they are
             # (a caught exception is judged here, in the handler that caught it).
             return
