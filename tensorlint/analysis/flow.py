@@ -201,6 +201,24 @@ class _Walker:
             results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
         return results if self.grad_enabled else tuple(r.without_graph() for r in results)
 
+    def _local_callee(self, call: cst.Call) -> Unit | None:
+        """The function or method of this file a call runs, without reading other modules."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            found = self.unit.lookup_def(func.value)
+            return found if found is not None and isinstance(found.node, cst.FunctionDef) else None
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == self.unit.self_name
+        ):
+            cls = self.unit.cls
+            for ancestor in lineage(self.index.classes, cls) if cls is not None else []:
+                method = ancestor.methods.get(func.attr.value)
+                if method is not None:
+                    return self.index.method_units[id(method)]
+        return None
+
     def _graph_parameters(self, call: cst.Call, target: Unit) -> set[str]:
         """The callee's parameters that this call hands a graph."""
         params = [p.name.value for p in unit_params(target)][1 if target.is_method else 0 :]
@@ -725,10 +743,15 @@ class _Walker:
             self._in_place_update(call, recv)
         # Only a tensor (or a closure) handed over can be kept: a helper of another module is not
         # read for a call without one.
-        if any((given := evaluate(arg.value, self)).tensor or given.closure or given.exception for arg in call.args):
+        given = [evaluate(arg.value, self) for arg in call.args]
+        if any(value.tensor or value.closure for value in given):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
+        elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
+            # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`);
+            # not to every logger in the project's modules that an `except` block calls.
+            self._helper_effects(call, self.facts, local)
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv)
