@@ -542,8 +542,9 @@ class _Walker:
         via: str | None = None,
         concatenates: bool = False,
     ) -> None:
-        fresh = root_name(container) in self.fresh
-        if value == UNKNOWN and root_name(container) in self.index.concatenated:
+        root = root_name(container)
+        fresh = root in self.fresh
+        if value == UNKNOWN and root in self.index.concatenated:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
             given = isinstance(value_expr, cst.Name) and value_expr.value in self._param_names()
@@ -916,10 +917,10 @@ class _Walker:
         """Whether this is a per-step method that training code hands its outputs, graph included
         (not a cache's `update`, which generation calls under no_grad: a class named for a cache)."""
         unit = self.unit
-        if Role.STEP not in unit.roles or unit.name not in GRAPH_GIVEN_METHODS or unit.cls is None:
-            return Role.STEP in unit.roles and unit.name in GRAPH_GIVEN_METHODS
-        names = [c.name for c in lineage(self.index.classes, unit.cls)]
-        names += [b or "" for c in lineage(self.index.classes, unit.cls) for b in c.base_names]
+        if Role.STEP not in unit.roles or unit.name not in GRAPH_GIVEN_METHODS:
+            return False
+        classes = lineage(self.index.classes, unit.cls) if unit.cls is not None else []
+        names = [c.name for c in classes] + [b or "" for c in classes for b in c.base_names]
         return not any("Cache" in name or "cache" in name for name in names)
 
     def _param_names(self) -> set[str]:
