@@ -1,8 +1,9 @@
 """What the flow pass records, and what rules ask of it.
 
-`Facts` holds a module's index and the events the walk found (`Store`, `Accumulation`,
+`Facts` is a record: a module's index and the events the walk found (`Store`, `Accumulation`,
 `ClosureEscape`, `CudaWork`), the functions' summaries, and the questions that rules and the
-walk both ask of a container: how long it lives, and what kind it is.
+walk both ask of a container: how long it lives, and what kind it is. It imports neither the
+walk (flow.py) nor the project (project.py): the walk fills it, and the project keeps it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tensorlint.analysis.names import Imports, argument, callee_name, dotted_nam
 from tensorlint.analysis.syntax import placed
 from tensorlint.analysis.values import UNKNOWN, Value
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the type of a field only: project.py holds Facts, so it cannot be imported here
     from tensorlint.analysis.project import Project
 
 # Methods that put their argument into the receiver, and the index of that argument.
@@ -139,7 +140,7 @@ class Facts:
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
-    summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary, computed lazily
+    summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary (flow.summary fills it)
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     graph_loops: set[int] = field(default_factory=set)  # id(loop node): loops whose body makes a new graph
     # id(unit) -> containers emptied on every path through it (before or after what it stores)
@@ -150,14 +151,6 @@ class Facts:
     # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
     imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
 
-    def resolve_import(self, name: str) -> tuple[Facts, str] | None:
-        """The analysed module defining an imported name, and the name there."""
-        origin = self.imports.origin(name)
-        if origin is None or self.project is None or self.path is None:
-            return None
-        resolved = self.project.resolve(self.path, origin)
-        return (resolved.facts, resolved.name) if resolved is not None else None
-
     def class_of(self, instance: str) -> tuple[Facts, ClassInfo] | None:
         cls = self.index.classes.get(instance)
         return (self, cls) if cls is not None else self.imported_classes.get(instance)
@@ -165,16 +158,6 @@ class Facts:
     @property
     def imports(self) -> Imports:
         return self.index.imports
-
-    def summary(self, unit: Unit) -> Summary:
-        """The unit's summary; NO_SUMMARY while it is being computed (recursion)."""
-        from tensorlint.analysis.flow import summarize  # flow imports this module
-
-        known = self.summaries.get(id(unit))
-        if known is None:
-            self.summaries[id(unit)] = NO_SUMMARY
-            known = self.summaries[id(unit)] = summarize(self, unit)
-        return known
 
     def is_list(self, unit: Unit, container: cst.BaseExpression) -> bool:
         """Whether every assignment makes the container a list: `xs[i] = v` then replaces, never adds."""

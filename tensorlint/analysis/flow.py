@@ -159,7 +159,7 @@ class _Walker:
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
         if cls is None:
-            imported = self.facts.resolve_import(name)
+            imported = resolve_import(self.facts, name)
             cls = imported[0].index.classes.get(imported[1]) if imported else None
             if imported is None or cls is None:
                 return None
@@ -184,7 +184,7 @@ class _Walker:
         if callee is None:
             return None
         facts, target = callee
-        summary = facts.summary(target)
+        summary = summary_of(facts, target)
         given_graph = summary.elements_given_graph if elements else (summary.returns_given_graph,)
         plain = summary.elements_plain if elements else (summary.returns_plain,)
         if given_graph is None or plain is None:
@@ -235,7 +235,7 @@ class _Walker:
             found = self.unit.lookup_def(func.value)
             if found is not None:
                 return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
-            imported = self.facts.resolve_import(func.value)
+            imported = resolve_import(self.facts, func.value)
             if imported is None:
                 return None
             facts, name = imported
@@ -518,8 +518,6 @@ class _Walker:
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._effects(child)
-        elif isinstance(small, cst.Expr):
-            self._effects(small.value)
 
     def _iteration_copy(self) -> list[set[str]]:
         return [set(names) for names in self.iteration_fresh]
@@ -794,7 +792,7 @@ class _Walker:
             # A method that runs as often as this code: its own stores are judged where they are
             # (a caught exception is judged here, in the handler that caught it).
             return
-        summary = facts.summary(target)
+        summary = summary_of(facts, target)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):
             return
         args = _arguments_by_position(call, target)
@@ -1217,6 +1215,29 @@ def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseEx
         elif arg.keyword.value in params:
             found[params.index(arg.keyword.value)] = arg.value
     return found
+
+
+def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
+    """The analysed module defining an imported name, and the name there."""
+    origin = facts.imports.origin(name)
+    if origin is None or facts.project is None or facts.path is None:
+        return None
+    resolved = facts.project.resolve(facts.path, origin, _analyze_imported)
+    return (resolved.facts, resolved.name) if resolved is not None else None
+
+
+def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:
+    """A module the checked file imports is read for its summaries: its body alone is walked."""
+    return analyze(module, path=path, project=project, only_module_body=True)
+
+
+def summary_of(facts: Facts, unit: Unit) -> Summary:
+    """The unit's summary, computed once; NO_SUMMARY while it is being computed (recursion)."""
+    known = facts.summaries.get(id(unit))
+    if known is None:
+        facts.summaries[id(unit)] = NO_SUMMARY
+        known = facts.summaries[id(unit)] = summarize(facts, unit)
+    return known
 
 
 def summarize(facts: Facts, unit: Unit) -> Summary:

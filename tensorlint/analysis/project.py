@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.parse import parse_module
 from tensorlint.source import read_source
-
-if TYPE_CHECKING:
-    from tensorlint.analysis.facts import Facts
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+
+# How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
+# which it imports, never imports it back.
+Analyzer = Callable[[cst.Module, Path, "Project"], Facts]
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,9 @@ class Project:
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
 
-    def resolve(self, importer: Path, origin: str) -> Resolved | None:
-        """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`."""
+    def resolve(self, importer: Path, origin: str, analyze: Analyzer) -> Resolved | None:
+        """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
+        the first time is analysed with `analyze`."""
         module_name, _, name = origin.rpartition(".")
         if not module_name or not name:
             return None
@@ -61,7 +64,7 @@ class Project:
             self.loaded.add(path.resolve())  # the result depends on this file, found there or not
             if name not in self._defined_names(path):
                 continue  # a package's `__init__` that re-exports, a module without it: not parsed
-            facts = self._analysed(path)
+            facts = self._analyzed(path, analyze)
             if facts is not None:
                 return Resolved(facts, name, path)
         return None
@@ -77,14 +80,14 @@ class Project:
             names = self._definitions[path] = frozenset(_DEFINITION.findall(text))
         return names
 
-    def _analysed(self, path: Path) -> Facts | None:
+    def _analyzed(self, path: Path, analyze: Analyzer) -> Facts | None:
         key = path.resolve()
         if key in self._modules:
             self._modules.move_to_end(key)
         else:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
             size = _size(key)
-            self._modules[key] = _analyse(key, size, self)
+            self._modules[key] = _analyze(key, size, self, analyze)
             self._sizes[key] = size  # after: modules analysed on the way may have evicted `key`
             while len(self._modules) > 1 and sum(self._sizes.values()) > self.capacity_bytes:
                 oldest, dropped = self._modules.popitem(last=False)
@@ -118,16 +121,14 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _analyse(path: Path, size: int, project: Project) -> Facts | None:
-    from tensorlint.analysis.flow import analyze  # flow imports this module
-
+def _analyze(path: Path, size: int, project: Project, analyze: Analyzer) -> Facts | None:
     if size > _MAX_BYTES:
         return None
     try:
         module = parse_module(read_source(path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
-    return analyze(module, path=path, project=project, only_module_body=True)
+    return analyze(module, path, project)
 
 
 def _candidates(importer: Path, module_name: str) -> list[Path]:
