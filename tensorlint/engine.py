@@ -46,8 +46,8 @@ def lint_source(
     # No cyclic garbage collection while a tree is alive: the collector would walk its million
     # nodes again and again and find nothing. The tree is freed by reference counting on return.
     with gc_paused():
-        findings, analysed = _analyse(source, filename, enabled, project)
-    report_unused_noqa = apply_noqa and analysed and UnusedNoqa.code in enabled and UnusedNoqa.may_apply(source)
+        findings, analyzed = _analyze(source, filename, enabled, project)
+    report_unused_noqa = apply_noqa and analyzed and UnusedNoqa.code in enabled and UnusedNoqa.may_apply(source)
     if not apply_noqa or not (findings or report_unused_noqa):
         return findings
     suppressions = parse_suppressions(source)
@@ -58,7 +58,7 @@ def lint_source(
     return sorted(set(findings), key=lambda f: f.sort_key)
 
 
-def _analyse(source: str, filename: str, codes: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
+def _analyze(source: str, filename: str, codes: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
     """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
     if not might_matter(source):
         return [], True
