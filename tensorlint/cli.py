@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from tensorlint import __version__
 from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
+from tensorlint.arguments import Parser
 from tensorlint.cache import ResultCache, default_cache_dir
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
 from tensorlint.docs import render_table, rule_record
@@ -49,15 +50,8 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"tensorlint: error: {message}\n")
-        raise SystemExit(EXIT_ERROR)
-
-
 def _check_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="tensorlint check",
         description="Find PyTorch memory-leak patterns before the code runs.",
     )
@@ -470,7 +464,7 @@ def _verify(args: list[str]) -> int:
 
 
 def _rule(args: list[str]) -> int:
-    parser = _Parser(prog="tensorlint rule", description="Print a rule's documentation.")
+    parser = Parser(prog="tensorlint rule", description="Print a rule's documentation.")
     parser.add_argument("code", nargs="?", help="a rule code, e.g. TL001")
     parser.add_argument("--all", action="store_true", help="every rule")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -494,7 +488,7 @@ def _rule(args: list[str]) -> int:
 
 
 def _rules(args: list[str]) -> int:
-    parser = _Parser(prog="tensorlint rules", description="List every rule: default state and fix availability.")
+    parser = Parser(prog="tensorlint rules", description="List every rule: default state and fix availability.")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     if parser.parse_args(args).output_format == "json":
         print(json.dumps([rule_record(rule) for rule in all_rules()], indent=2))

@@ -160,12 +160,13 @@ def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml, upward from `start`, that has a [tool.tensorlint] table."""
     for directory in [start, *start.parents]:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "tensorlint" in _tool_tables(candidate):
+        if candidate.is_file() and "tensorlint" in tool_tables(candidate):
             return candidate
     return None
 
 
-def _tool_tables(path: Path) -> dict[str, object]:
+def tool_tables(path: Path) -> dict[str, object]:
+    """A TOML file's `[tool]` tables (`tensorlint` among them), by name."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -179,7 +180,7 @@ def load_config(pyproject: Path | None, *, root: Path | None = None) -> Config:
     (by default the file's folder)."""
     if pyproject is None:
         return Config()
-    tables = _tool_tables(pyproject)
+    tables = tool_tables(pyproject)
     where = f"{pyproject} [tool.tensorlint]"
     if "tensorlint" not in tables:
         raise ConfigError(f"{pyproject}: no [tool.tensorlint] table")
@@ -257,7 +258,7 @@ class ConfigFinder:
     def _nearest(self, folder: Path) -> Config | None:
         if folder not in self._by_folder:
             candidate = folder / "pyproject.toml"
-            if candidate.is_file() and "tensorlint" in _tool_tables(candidate):
+            if candidate.is_file() and "tensorlint" in tool_tables(candidate):
                 self._by_folder[folder] = load_config(candidate)
             else:
                 self._by_folder[folder] = None if folder.parent == folder else self._nearest(folder.parent)

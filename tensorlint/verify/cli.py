@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tensorlint.config import ConfigError, _tool_tables, find_pyproject, load_config
+from tensorlint.arguments import Parser
+from tensorlint.config import ConfigError, find_pyproject, load_config, tool_tables
 from tensorlint.engine import lint_file, read_source
 from tensorlint.output import escape
 from tensorlint.verify.plan import Options, Plan, plan
@@ -26,9 +27,7 @@ SETTINGS = {"entry": str, "calls": int, "warmup": int, "timeout": (int, float), 
 
 
 def parser() -> argparse.ArgumentParser:
-    from tensorlint.cli import _Parser
-
-    p = _Parser(
+    p = Parser(
         prog="tensorlint verify",
         description="Run the code behind each finding in a subprocess and measure the tensor memory it keeps.",
     )
@@ -89,7 +88,7 @@ def _settings(pyproject: Path | None) -> dict[str, Any]:
     """`[tool.tensorlint.verify]`: entry, calls, warmup, timeout, device, and "FILE::NAME" tables."""
     if pyproject is None:
         return {}
-    tensorlint = _tool_tables(pyproject).get("tensorlint", {})
+    tensorlint = tool_tables(pyproject).get("tensorlint", {})
     table = tensorlint.get("verify", {}) if isinstance(tensorlint, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject} [tool.tensorlint.verify]: must be a table")

@@ -20,7 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader
 
-from tensorlint.verify.ledger import _SKIP_DIRS
+from tensorlint.verify.ledger import SKIP_DIRS
 from tensorlint.verify.verdict import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Verdict
 
 BATCHES = 2  # enough for every worker of a small loader to have run the flagged code
@@ -61,7 +61,7 @@ class CudaRecorder(TorchFunctionMode):  # type: ignore[misc]
 
     def _write(self, op: str) -> None:
         frame = sys._getframe(2)
-        while frame is not None and frame.f_code.co_filename.startswith(_SKIP_DIRS):
+        while frame is not None and frame.f_code.co_filename.startswith(SKIP_DIRS):
             frame = frame.f_back  # type: ignore[assignment]
         site = f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}" if frame else "?"
         with open(self.log, "a", encoding="utf-8") as handle:

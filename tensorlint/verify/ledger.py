@@ -19,7 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 # Frames inside torch or the verifier are not where the user's allocation happened.
-_SKIP_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+SKIP_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _ptr(tensor: torch.Tensor) -> int:
 
 def _user_site() -> str:
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIP_DIRS):
+    while frame is not None and frame.f_code.co_filename.startswith(SKIP_DIRS):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return "?"
