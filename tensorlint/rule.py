@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the rule table is read without LibCST: only checking needs 
 
     from tensorlint.analysis import Facts
 
+__all__ = ["DOCS_URL", "Applicability", "NodeFix", "Report", "Rule", "dedent"]  # Applicability: for NodeFix
+
 DOCS_URL = "https://github.com/tensorlint/tensorlint/blob/main/docs/rules/{code}.md"
 
 

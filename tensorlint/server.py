@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 
 from tensorlint import __version__
 from tensorlint.add_noqa import add_noqa_to_source
-from tensorlint.analysis.project import Project
+from tensorlint.analysis import Project
 from tensorlint.config import ConfigError, find_pyproject, load_config
 from tensorlint.engine import lint_source
 from tensorlint.findings import Applicability, Finding, Location

@@ -307,7 +307,7 @@ class _Indexer:
         else:
             unit = Unit(node, parent, cls=parent.cls, self_name=parent.self_name)
             parent.defs[node.name.value] = unit
-            if any(p.name.value == parent.self_name for p in _all_params(node.params)):
+            if any(p.name.value == parent.self_name for p in all_params(node.params)):
                 unit.self_name = None
         self.units.append(unit)
         self.unit_stack.append(unit)
@@ -892,7 +892,8 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter: positional-only, plain, keyword-only, `*args` and `**kwargs`."""
     found = [*params.posonly_params, *params.params, *params.kwonly_params]
     if isinstance(params.star_arg, cst.Param):
         found.append(params.star_arg)
@@ -917,6 +918,3 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
     ):
         return not value.args or (isinstance(value.func, cst.Name) and value.func.value == "defaultdict")
     return isinstance(value, cst.Subscript) and value.value.deep_equals(target)
-
-
-all_params = _all_params

@@ -162,7 +162,7 @@ _CONTAINER_ANNOTATIONS = frozenset(
 )
 
 
-def container_kind(index: ModuleIndex, unit: Unit, expr: cst.BaseExpression) -> str | None:
+def declared_container(index: ModuleIndex, unit: Unit, expr: cst.BaseExpression) -> str | None:
     """What container a name or `self.x` is, when every assignment the file shows says so.
 
     `None` (unknown) when any assignment is something else (a call's result may be a generator),

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import bounded_per_call, root_name
-from tensorlint.analysis.index import Role
+from tensorlint.analysis import Facts, Role, bounded_per_call, root_name
 from tensorlint.rule import Report, Rule
 
 # Code that runs once per batch: `forward`, hooks, and the per-step methods frameworks call.

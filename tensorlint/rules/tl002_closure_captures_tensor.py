@@ -6,15 +6,20 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import STORE_METHODS, ClosureEscape, names_reaching
-from tensorlint.analysis.index import all_params
-from tensorlint.analysis.names import callee_name, names_in, receiver
-from tensorlint.analysis.syntax import placed
-from tensorlint.analysis.walk import walk
-from tensorlint.findings import Applicability
-from tensorlint.rule import NodeFix, Report, Rule
-from tensorlint.rules._edits import method_call
+from tensorlint.analysis import (
+    STORE_METHODS,
+    ClosureEscape,
+    Facts,
+    all_params,
+    callee_name,
+    method_call,
+    names_in,
+    names_reaching,
+    placed,
+    receiver,
+    walk,
+)
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 
 class ClosureCapturesTensor(Rule):

@@ -6,13 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import CudaWork
-from tensorlint.analysis.index import Role, Unit
-from tensorlint.analysis.names import argument, callee_name
-from tensorlint.findings import Applicability
-from tensorlint.rule import NodeFix, Report, Rule
-from tensorlint.rules._edits import with_keyword, without_argument
+from tensorlint.analysis import CudaWork, Facts, Role, Unit, argument, callee_name, with_keyword, without_argument
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 
 class CudaInWorker(Rule):

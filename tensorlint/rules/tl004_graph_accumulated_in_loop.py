@@ -6,15 +6,23 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import Accumulation, Loop, Store, names_reaching, root_name
-from tensorlint.analysis.index import Role, Unit
-from tensorlint.analysis.names import callee_name, dotted_name, string_value
-from tensorlint.analysis.values import is_loss_name
-from tensorlint.analysis.walk import walk
-from tensorlint.findings import Applicability
-from tensorlint.rule import NodeFix, Report, Rule
-from tensorlint.rules._edits import method_call
+from tensorlint.analysis import (
+    Accumulation,
+    Facts,
+    Loop,
+    Role,
+    Store,
+    Unit,
+    callee_name,
+    dotted_name,
+    is_loss_name,
+    method_call,
+    names_reaching,
+    root_name,
+    string_value,
+    walk,
+)
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 _FORWARD_CODE = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
 

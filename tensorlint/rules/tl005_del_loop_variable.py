@@ -6,12 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.index import Unit
-from tensorlint.analysis.names import callee_name, dotted_name
-from tensorlint.analysis.syntax import container_kind, own_nodes, placed
-from tensorlint.findings import Applicability
-from tensorlint.rule import NodeFix, Report, Rule
+from tensorlint.analysis import Facts, Unit, callee_name, declared_container, dotted_name, own_nodes, placed
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 
 class DelLoopVariable(Rule):
@@ -157,7 +153,7 @@ def _held_targets(
         args = [a.value for a in iterable.args if a.keyword is None and not a.star]
         if name in ("values", "items") and not args and isinstance(iterable.func, cst.Attribute):
             container = iterable.func.value
-            if container_kind(facts.index, unit, container) != "dict":
+            if declared_container(facts.index, unit, container) != "dict":
                 return None
             if name == "values":
                 return container, _names(target)
@@ -178,7 +174,7 @@ def _held_targets(
                     found |= inner_held[1]
             return (first, found) if first is not None and found else None
         return None
-    kind = container_kind(facts.index, unit, iterable)
+    kind = declared_container(facts.index, unit, iterable)
     if kind is None or kind == "dict":
         return None  # iterating a dict gives its keys
     return iterable, _names(target)
@@ -228,7 +224,7 @@ def _fix(facts: Facts, unit: Unit, loop: cst.For, container: cst.BaseExpression,
         for small in statement.body:
             if not (isinstance(small, cst.Del) and set(_del_names(small)) <= names):
                 return None
-    if container_kind(facts.index, unit, container) not in ("list", "dict", "set"):
+    if declared_container(facts.index, unit, container) not in ("list", "dict", "set"):
         return None
     if isinstance(container, cst.Name) and not unit.lookup_bindings(container.value):
         return None  # a parameter: emptying the caller's container is not this function's call

@@ -6,10 +6,19 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.index import Unit, lineage, self_attribute
-from tensorlint.analysis.names import Imports, callee_name, dotted_name, string_value
-from tensorlint.analysis.syntax import calls_in, own_nodes, placed
+from tensorlint.analysis import (
+    Facts,
+    Imports,
+    Unit,
+    callee_name,
+    calls_in,
+    dotted_name,
+    lineage,
+    own_nodes,
+    placed,
+    self_attribute,
+    string_value,
+)
 from tensorlint.rule import Report, Rule
 
 _OOM_TYPES = frozenset(["torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"])

@@ -7,14 +7,23 @@ from itertools import chain
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.facts import STORE_METHODS, Accumulation, Store, names_reaching, root_name
-from tensorlint.analysis.index import Unit, all_params
-from tensorlint.analysis.names import callee_name, dotted_name
-from tensorlint.analysis.syntax import Place, is_training_iteration, placed
-from tensorlint.analysis.walk import walk
-from tensorlint.findings import Applicability
-from tensorlint.rule import NodeFix, Report, Rule
+from tensorlint.analysis import (
+    STORE_METHODS,
+    Accumulation,
+    Facts,
+    Place,
+    Store,
+    Unit,
+    all_params,
+    callee_name,
+    dotted_name,
+    is_training_iteration,
+    names_reaching,
+    placed,
+    root_name,
+    walk,
+)
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 # Methods that put their argument into the receiver, and the index of that argument. `put` (a
 # queue handing the exception to another thread, which re-raises it) is left out on purpose.

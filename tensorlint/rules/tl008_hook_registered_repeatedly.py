@@ -6,10 +6,19 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.index import MODULE_HOOK_REGISTRATIONS, Role, Unit
-from tensorlint.analysis.names import callee_name, dotted_name, receiver
-from tensorlint.analysis.syntax import Place, is_training_iteration, own_nodes, placed
+from tensorlint.analysis import (
+    MODULE_HOOK_REGISTRATIONS,
+    Facts,
+    Place,
+    Role,
+    Unit,
+    callee_name,
+    dotted_name,
+    is_training_iteration,
+    own_nodes,
+    placed,
+    receiver,
+)
 from tensorlint.rule import Report, Rule
 
 # Methods a training framework calls once per batch (Lightning and friends).

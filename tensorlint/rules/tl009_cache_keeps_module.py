@@ -6,10 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts
-from tensorlint.analysis.index import Unit, all_params
-from tensorlint.analysis.names import Imports, argument, dotted_name
-from tensorlint.analysis.walk import walk
+from tensorlint.analysis import Facts, Imports, Unit, all_params, argument, dotted_name, walk
 from tensorlint.rule import Report, Rule
 
 _CACHES = frozenset(["functools.lru_cache", "functools.cache", "lru_cache"])
