@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from test_cli import LEAKY, LEAKY_ROW, cli, project, reported
 
+import tensorlint.fixing
 import tensorlint.runner
 import tensorlint.source
 
@@ -126,7 +127,7 @@ def test_a_file_deleted_between_discovery_and_reading(
 def test_a_file_replaced_by_a_folder_during_a_fix_run(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = tensorlint.cli._fix_file
+    real = tensorlint.fixing.fix_file
 
     def replace_then_fix(run: object, path: Path, *rest: object) -> None:
         if path.name == "cache.py":
@@ -134,7 +135,7 @@ def test_a_file_replaced_by_a_folder_during_a_fix_run(
             path.mkdir()
         real(run, path, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tensorlint.cli, "_fix_file", replace_then_fix)
+    monkeypatch.setattr(tensorlint.fixing, "fix_file", replace_then_fix)
     assert cli("--fix", "-j", "1", ".") == 1
     out, err = capsys.readouterr()
     assert "cache.py:1:1: cannot read file: Is a directory" in out

@@ -1,0 +1,91 @@
+"""What one `check` run found and fixed (`Run`), and the report it writes: the findings in the
+chosen format (or their statistics), the fixes on offer, and ruff's closing lines."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from tensorlint.findings import Finding, Location, applicable
+from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError, read_notebook_file
+from tensorlint.output import HUMAN_FORMATS, WRITERS, OutputContext, escape, fix_listing, statistics, summary
+from tensorlint.source import read_source
+
+
+@dataclass
+class Run:
+    """What one check found (and fixed), and the texts it read (for source lines in the output)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    failed: bool = False  # a missing path or an internal error: exit 2
+    fixed: int = 0  # findings whose fix was applied (or, with --diff, would be)
+    diffs: int = 0  # files --diff printed a diff for
+
+    def skipped(self, name: str, reason: str) -> None:
+        """Not an error: the run goes on, and says why it skipped (`name` and `reason` as given)."""
+        sys.stderr.write(f"tensorlint: warning: {name}: skipped: {reason}\n")
+
+    def internal_error(self, path: Path, reason: str) -> None:
+        sys.stderr.write(f"tensorlint: internal error while checking {escape(str(path))}: {escape(reason)}\n")
+        self.failed = True
+
+    def unreadable_notebook(self, name: str, error: NotebookError) -> None:
+        where = Location(1, 1)
+        self.findings.append(Finding(None, f"cannot read notebook: {error}", name, where, where))
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The reporting flags of `check`."""
+
+    output_format: str  # a key of `output.WRITERS`
+    statistics: bool  # counts per code instead of the findings
+    show_fixes: bool  # list the fixes available
+    quiet: bool  # no closing lines
+    fix: bool  # the closing line says what --fix did
+    unsafe_fixes: bool  # fixes that may change behaviour count as applicable
+
+
+def write_report(run: Run, options: ReportOptions, stream: TextIO, *, colour: bool) -> None:
+    def source_of(filename: str) -> str | None:
+        if filename not in run.sources:
+            path = Path(filename)
+            try:
+                if path.suffix == NOTEBOOK_SUFFIX:  # the cells, row for row as findings count them
+                    run.sources[filename] = read_notebook_file(path)[0].display_source
+                else:
+                    run.sources[filename] = read_source(path)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+                return None
+        return run.sources[filename]
+
+    human = options.output_format in HUMAN_FORMATS
+    if options.statistics:
+        stream.write(statistics(run.findings, as_json=options.output_format == "json"))
+    else:
+        stream.write(WRITERS[options.output_format](run.findings, OutputContext(source_of, colour)))
+    if options.show_fixes and human:
+        stream.write(fix_listing(run.findings))
+    if human and not options.quiet:
+        stream.write(_closing_lines(run, options) + "\n")
+
+
+def _closing_lines(run: Run, options: ReportOptions) -> str:
+    """ruff's closing lines: the count, what --fix did, or what it could do."""
+    if options.fix:
+        total = len(run.findings) + run.fixed
+        if total == 0:
+            return summary([])
+        return f"Found {total} error{'s' if total != 1 else ''} ({run.fixed} fixed, {len(run.findings)} remaining)."
+    text = summary(run.findings)
+    fixable = sum(1 for f in run.findings if applicable(f, options.unsafe_fixes))
+    hidden = sum(1 for f in run.findings if f.fix is not None) - fixable
+    hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if fixable:
+        text += f"\n[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else ".")
+    elif hidden:
+        text += f"\nNo fixes available ({hint})."
+    return text
