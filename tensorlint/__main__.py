@@ -1,3 +1,5 @@
+"""`python -m tensorlint`: the command line."""
+
 import sys
 
 from tensorlint.cli import main

@@ -229,3 +229,8 @@ def test_rules_import_only_the_analysis_front_door_and_the_rule_base() -> None:
                     hidden = ", ".join(sorted(set(taken.names) - public))
                     wrong.append(f"{item.where}: {hidden} is not in tensorlint.analysis.__all__")
     assert not wrong, "rules reach past the analysis's front door:\n" + "\n".join(wrong)
+
+
+def test_every_module_says_what_it_is_for() -> None:
+    silent = [name for name, path in modules().items() if not ast.get_docstring(ast.parse(path.read_text("utf-8")))]
+    assert not silent, "modules without a docstring (a purpose line):\n" + "\n".join(silent)
