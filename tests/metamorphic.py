@@ -33,9 +33,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # conftest, also when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
-from conftest import FIXTURES, MARKER
+from helpers import FIXTURES, MARKER, markers
 from tensorlint.engine import lint_source
 from tensorlint.rules import default_codes
 
@@ -125,16 +125,6 @@ def rule_fixtures() -> tuple[Fixture, ...]:
     """fixtures/TL00N/{pos,neg}_*.py: every rule but the opt-in TL900."""
     paths = sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name != "TL900")
     return tuple(Fixture(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8")) for p in paths)
-
-
-def markers(source: str) -> set[tuple[int, str]]:
-    """(row, code) of every `# expect:` marker of a text (conftest.expected_markers reads a file)."""
-    found: set[tuple[int, str]] = set()
-    for row, line in enumerate(source.splitlines(), start=1):
-        match = MARKER.search(line)
-        if match:
-            found |= {(row, code.strip()) for code in match["codes"].split(",")}
-    return found
 
 
 def findings(source: str) -> set[tuple[int, str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 from tensorlint import engine
 from tensorlint.source import might_matter
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 torch = pytest.importorskip("torch")
 
