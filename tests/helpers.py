@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tensorlint.rules import default_codes
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TL\d{3}(?:\s*,\s*TL\d{3})*)")
@@ -35,6 +37,11 @@ def markers(source: str) -> set[tuple[int, str]]:
 def expected_markers(path: Path) -> set[tuple[int, str]]:
     """The markers of a fixture file."""
     return markers(path.read_text(encoding="utf-8"))
+
+
+def default_rule_fixtures() -> list[Path]:
+    """fixtures/TLnnn/*.py of the rules a plain run enables (an opt-in rule's folder configures itself)."""
+    return sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name in default_codes())
 
 
 def write(folder: Path, relative: str, text: str) -> Path:
