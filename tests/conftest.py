@@ -1,29 +1,13 @@
+"""Fixtures every test module may ask for; shared helpers are in helpers.py, sample texts in samples.py."""
+
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TL\d{3}(?:\s*,\s*TL\d{3})*)")
-
-
-def expected_markers(path: Path) -> set[tuple[int, str]]:
-    """(row, code) for every `# expect: TLnnn` marker in a fixture."""
-    found = set()
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        match = MARKER.search(line)
-        if match:
-            found |= {(row, code.strip()) for code in match["codes"].split(",")}
-    return found
-
-
-@pytest.fixture
-def root() -> Path:
-    return ROOT
+from samples import CACHE, FIXED, LEAKY
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -32,11 +16,16 @@ def _result_cache_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> 
     os.environ["TENSORLINT_CACHE_DIR"] = str(tmp_path_factory.mktemp("tensorlint_cache"))
 
 
-def cli(*args: str) -> int:
-    """Run the CLI in-process; usage errors leave argparse by SystemExit, like the console script."""
-    from tensorlint.cli import main
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder, as the current directory: paths in a test read as a user types them."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
-    try:
-        return main(list(args))
-    except SystemExit as exit:
-        return exit.code  # type: ignore[return-value]
+
+@pytest.fixture
+def sample_project(project: Path) -> Path:
+    """`project` with leaky.py (one TL004), cache.py (one TL001) and clean.py (none)."""
+    for name, source in (("leaky.py", LEAKY), ("cache.py", CACHE), ("clean.py", FIXED)):
+        (project / name).write_text(source, encoding="utf-8")
+    return project

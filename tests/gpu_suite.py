@@ -19,8 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_verify_fixtures import CASES, _job
-
+from runtime_cases import CASES, planned_job
 from tensorlint.verify.runner import run_job
 
 EXTRA = [("tl003_collate_cuda_spawn.py", {"kind": "loader", "name": "load_batches"}, "confirmed", None, "")]
@@ -31,7 +30,7 @@ def main(out: str) -> None:
 
     rows: list[dict[str, Any]] = []
     for name, job, expected, _, _ in [*CASES, *EXTRA]:
-        verdict = run_job(_job(name, job, device="auto"), timeout=180)
+        verdict = run_job(planned_job(name, job, device="auto"), timeout=180)
         cross = verdict.cross_check
         rows.append(
             {

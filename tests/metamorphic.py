@@ -33,14 +33,14 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # conftest, also when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
-from conftest import FIXTURES, MARKER
+from helpers import FIXTURES, MARKER, default_rule_fixtures, markers
 from tensorlint.engine import lint_source
 from tensorlint.rules import default_codes
 
 LINT_FILENAME = "<string>"  # not a file: imports resolve to nothing in the project (fixtures are self-contained)
-CODES = default_codes()  # TL900 (stale noqa) is opt-in, and its fixtures are not rule fixtures
+CODES = default_codes()  # as a plain run lints; opt-in rules' fixtures are left out (default_rule_fixtures)
 
 Swap = Mapping[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]]
 
@@ -122,19 +122,8 @@ def _all_scopes(fixture: Fixture) -> set[Scope]:
 
 @cache
 def rule_fixtures() -> tuple[Fixture, ...]:
-    """fixtures/TL00N/{pos,neg}_*.py: every rule but the opt-in TL900."""
-    paths = sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name != "TL900")
-    return tuple(Fixture(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8")) for p in paths)
-
-
-def markers(source: str) -> set[tuple[int, str]]:
-    """(row, code) of every `# expect:` marker of a text (conftest.expected_markers reads a file)."""
-    found: set[tuple[int, str]] = set()
-    for row, line in enumerate(source.splitlines(), start=1):
-        match = MARKER.search(line)
-        if match:
-            found |= {(row, code.strip()) for code in match["codes"].split(",")}
-    return found
+    """fixtures/TLnnn/{pos,neg}_*.py of every rule a plain run enables."""
+    return tuple(Fixture(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8")) for p in default_rule_fixtures())
 
 
 def findings(source: str) -> set[tuple[int, str]]:

@@ -9,45 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from helpers import cli
+from samples import BOTH, CACHE_LINE, LEAKY_LINE, LEAKY_LINE_SPLIT
 from tensorlint.add_noqa import add_noqa_to_source
 from tensorlint.engine import lint_source
 
-LEAKY_LINE = "        total += nn.functional.cross_entropy(model(x), y)"
-LEAKY = f"""\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-
-
-class Recorder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.cache = []
-
-    def forward(self, x):
-        h = self.fc(x)
-        self.cache.append(h)  # keep for the plot
-        return h
-
-
-def evaluate(loader):
-    total = 0.0
-    for x, y in loader:
-{LEAKY_LINE}
-        total += nn.functional.cross_entropy(
-            model(x), y
-        )
-    return total
-"""
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+# Three findings: TL001 on a line with a comment already, TL004 on one line and on a statement of three.
+THREE_LEAKS = BOTH.replace(CACHE_LINE, f"{CACHE_LINE}  # keep for the plot").replace(
+    LEAKY_LINE, f"{LEAKY_LINE}\n{LEAKY_LINE_SPLIT}"
+)
 
 
 def codes(project: Path, capsys: pytest.CaptureFixture[str], *args: str) -> list[tuple[int, str]]:
@@ -56,7 +26,7 @@ def codes(project: Path, capsys: pytest.CaptureFixture[str], *args: str) -> list
 
 
 def test_round_trip_after_add_noqa_a_run_finds_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "leaky.py").write_text(LEAKY, encoding="utf-8")
+    (project / "leaky.py").write_text(THREE_LEAKS, encoding="utf-8")
     assert len(codes(project, capsys)) == 3
     assert cli("--add-noqa", ".") == 0
     assert "Added 3 noqa directives." in capsys.readouterr().err
@@ -67,37 +37,37 @@ def test_round_trip_after_add_noqa_a_run_finds_nothing(project: Path, capsys: py
 
 
 def test_add_noqa_places_comments_where_they_belong() -> None:
-    findings = lint_source(LEAKY, "leaky.py")
-    new, edited = add_noqa_to_source(LEAKY, findings)
+    findings = lint_source(THREE_LEAKS, "leaky.py")
+    new, edited = add_noqa_to_source(THREE_LEAKS, findings)
     assert edited == 3
     lines = new.splitlines()
     assert "        self.cache.append(h)  # keep for the plot  # noqa: TL001" in lines
     assert f"{LEAKY_LINE}  # noqa: TL004" in lines
     assert "        )  # noqa: TL004" in lines  # the end of the multi-line statement
-    assert new.replace("  # noqa: TL004", "").replace("  # noqa: TL001", "") == LEAKY
+    assert new.replace("  # noqa: TL004", "").replace("  # noqa: TL001", "") == THREE_LEAKS
 
 
 def test_add_noqa_merges_with_an_existing_noqa_comment() -> None:
-    source = LEAKY.replace(LEAKY_LINE, LEAKY_LINE + "  # noqa: E501")
+    source = THREE_LEAKS.replace(LEAKY_LINE, LEAKY_LINE + "  # noqa: E501")
     new, _ = add_noqa_to_source(source, lint_source(source, "leaky.py"))
     assert f"{LEAKY_LINE}  # noqa: E501, TL004" in new.splitlines()
 
 
 def test_add_noqa_keeps_crlf_bom_and_permissions(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project / "leaky.py"
-    path.write_bytes(b"\xef\xbb\xbf" + LEAKY.replace("\n", "\r\n").encode("utf-8"))
+    path.write_bytes(b"\xef\xbb\xbf" + THREE_LEAKS.replace("\n", "\r\n").encode("utf-8"))
     os.chmod(path, 0o640)
     assert cli("--add-noqa", "leaky.py") == 0
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
-    assert data.count(b"\r\n") == LEAKY.count("\n") and b"\n" not in data.replace(b"\r\n", b"")
+    assert data.count(b"\r\n") == THREE_LEAKS.count("\n") and b"\n" not in data.replace(b"\r\n", b"")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert codes(project, capsys) == []
     assert [p.name for p in project.iterdir()] == ["leaky.py"]  # no temporary file left behind
 
 
 def test_add_noqa_never_edits_a_string_that_looks_like_a_directive(project: Path) -> None:
-    source = LEAKY.replace(
+    source = THREE_LEAKS.replace(
         "        self.cache.append(h)  # keep for the plot", '        self.cache.append(h); s = "# noqa: E1"'
     )
     new, edited = add_noqa_to_source(source, lint_source(source, "leaky.py"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import ROOT
+from helpers import ROOT
 from tensorlint.docs import pages
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tensorlint.fixes
-from conftest import FIXTURES
+from helpers import FIXTURES, run_tensorlint
+from samples import FIXED, LEAKY, LEAKY_LINE
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
 from tensorlint.fixes import fix_source
 from tensorlint.rule import Rule
@@ -71,23 +70,9 @@ def test_a_fix_whose_result_does_not_parse_is_refused(monkeypatch: pytest.Monkey
     assert result.refused is not None and "parse" in result.refused
 
 
-LEAKY = (
-    "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 2)\n\n\ndef evaluate(loader):\n"
-    "    total = 0.0\n    for x, y in loader:\n        total += nn.functional.cross_entropy(model(x), y)\n"
-    "    return total\n"
-)
-FIXED = LEAKY.replace("model(x), y)\n", "model(x), y).item()\n")
-
-
-def _cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tensorlint", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False
-    )
-
-
 def test_fix_without_unsafe_fixes_changes_nothing_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
-    result = _cli("--fix", "leaky.py", cwd=tmp_path)
+    result = run_tensorlint("--fix", "leaky.py", cwd=tmp_path)
     assert (tmp_path / "leaky.py").read_text(encoding="utf-8") == LEAKY
     assert result.returncode == 1
     assert "(0 fixed, 1 remaining)" in result.stdout
@@ -97,19 +82,19 @@ def test_unsafe_fix_writes_the_file_and_exits_0_when_nothing_remains(tmp_path: P
     path = tmp_path / "leaky.py"
     path.write_text(LEAKY, encoding="utf-8")
     path.chmod(0o640)
-    result = _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    result = run_tensorlint("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert path.read_text(encoding="utf-8") == FIXED
     assert "(1 fixed, 0 remaining)" in result.stdout
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["leaky.py"]  # no temporary file left
-    again = _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    again = run_tensorlint("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
     assert again.returncode == 0 and path.read_text(encoding="utf-8") == FIXED
 
 
 def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
     (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
-    assert _cli("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "leaky.py", cwd=tmp_path).returncode == 1
+    assert run_tensorlint("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "leaky.py", cwd=tmp_path).returncode == 1
 
 
 @pytest.mark.parametrize(
@@ -119,22 +104,22 @@ def test_fix_keeps_encoding_and_line_endings(tmp_path: Path, encoding: str, newl
     header = "# -*- coding: latin-1 -*-\n# café\n" if encoding == "latin-1" else ""
     path = tmp_path / "leaky.py"
     path.write_bytes((header + LEAKY).replace("\n", newline).encode(encoding))
-    assert _cli("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
+    assert run_tensorlint("--fix", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
     assert path.read_bytes() == (header + FIXED).replace("\n", newline).encode(encoding)
 
 
 def test_diff_prints_the_fix_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "leaky.py").write_text(LEAKY, encoding="utf-8")
-    result = _cli("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
+    result = run_tensorlint("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
     assert result.returncode == 1
-    assert "-        total += nn.functional.cross_entropy(model(x), y)\n" in result.stdout
-    assert "+        total += nn.functional.cross_entropy(model(x), y).item()\n" in result.stdout
+    assert f"-{LEAKY_LINE}\n" in result.stdout
+    assert f"+{LEAKY_LINE}.item()\n" in result.stdout
     assert (tmp_path / "leaky.py").read_text(encoding="utf-8") == LEAKY
     (tmp_path / "leaky.py").write_text(FIXED, encoding="utf-8")
-    assert _cli("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
+    assert run_tensorlint("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
 
 
 def test_fix_of_stdin_prints_the_fixed_source(tmp_path: Path) -> None:
-    result = _cli("--fix", "--unsafe-fixes", "-", "--stdin-filename", "leaky.py", cwd=tmp_path, stdin=LEAKY)
+    result = run_tensorlint("--fix", "--unsafe-fixes", "-", "--stdin-filename", "leaky.py", cwd=tmp_path, stdin=LEAKY)
     assert result.stdout == FIXED
     assert result.returncode == 0

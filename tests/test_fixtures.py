@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, expected_markers
+from helpers import FIXTURES, ROOT, expected_markers, run_tensorlint
 from tensorlint.rules import all_codes
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3}) ")
@@ -21,13 +19,7 @@ FIXTURE_FILES = RULE_FIXTURES + sorted((FIXTURES / "runtime").glob("*.py"))
 def _cli_findings() -> dict[Path, set[tuple[int, str]]]:
     # The rule folders and runtime/: notebook findings read `cell N:row:col` (tests/test_notebooks.py).
     folders = sorted(str(p.relative_to(ROOT)) for p in [*FIXTURES.glob("TL*"), FIXTURES / "runtime"])
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorlint", "--quiet", *folders],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_tensorlint("--quiet", *folders)
     assert result.returncode == 1, result.stderr  # the fixtures hold leaks
     found: dict[Path, set[tuple[int, str]]] = {}
     for line in result.stdout.splitlines():

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import ROOT
+from helpers import run_module, run_tensorlint
+from samples import LEAKY, LEAKY_COLUMN, LEAKY_LINE, LEAKY_ROW
+from tensorlint.rules import all_codes, default_codes
 
 LINE = re.compile(r"^(?P<path>.+?):(?P<row>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
-
-
-def _run(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 def _positions(output: str) -> set[tuple[str, int, int, str]]:
@@ -26,9 +22,10 @@ def _positions(output: str) -> set[tuple[str, int, int, str]]:
 
 
 def test_flake8_and_cli_report_the_same_findings_on_fixtures() -> None:
-    # TL900 (unused noqa) is the CLI's alone: under flake8, flake8 owns `# noqa`.
-    cli = _run(["tensorlint", "--quiet", "--ignore", "TL900", "fixtures"])
-    flake8 = _run(["flake8", "--select", "TL", "fixtures"])
+    # The plugin runs the default rules; opt-in ones (TL900, unused noqa: flake8 owns `# noqa`) are the CLI's alone.
+    opt_in = sorted(all_codes() - set(default_codes()))
+    cli = run_tensorlint("--quiet", "--ignore", ",".join(opt_in), "fixtures")
+    flake8 = run_module("flake8", "--select", "TL", "fixtures")
     assert flake8.returncode == 1, flake8.stderr
     # flake8 does not read notebooks, so fixtures/notebooks/ is the CLI's alone (tests/test_notebooks.py).
     cli_positions = {p for p in _positions(cli.stdout) if ".ipynb:cell " not in p[0]}
@@ -37,20 +34,16 @@ def test_flake8_and_cli_report_the_same_findings_on_fixtures() -> None:
 
 
 def test_flake8_lists_the_plugin() -> None:
-    result = _run(["flake8", "--version"])
+    result = run_module("flake8", "--version")
     assert "tensorlint" in result.stdout
 
 
 def test_flake8_honours_noqa_and_keeps_going_after_a_file_that_does_not_parse(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("import torch\ndef f(:\n", encoding="utf-8")
-    (tmp_path / "leaky.py").write_text(
-        "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)\n\n"
-        "def run(loader):\n    total = 0\n    for x in loader:\n"
-        "        total += model(x).sum()\n        total += model(x).mean()  # noqa: TL004\n    return total\n",
-        encoding="utf-8",
-    )
-    result = _run(["flake8", "--select", "TL,E999", "."], cwd=tmp_path)
+    silenced_twin = f"{LEAKY_LINE}\n{LEAKY_LINE}  # noqa: TL004"  # the next row, the same leak
+    (tmp_path / "leaky.py").write_text(LEAKY.replace(LEAKY_LINE, silenced_twin), encoding="utf-8")
+    result = run_module("flake8", "--select", "TL,E999", ".", cwd=tmp_path)
     positions = _positions(result.stdout)
-    assert ("./leaky.py", 9, 9, "TL004") in positions
-    assert not any(row == 10 for _, row, _, _ in positions)
+    assert ("./leaky.py", LEAKY_ROW, LEAKY_COLUMN, "TL004") in positions
+    assert not any(row == LEAKY_ROW + 1 for _, row, _, _ in positions)
     assert any(code == "E999" and path == "./broken.py" for path, _, _, code in positions)

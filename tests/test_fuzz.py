@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT
 from tensorlint.engine import lint_source
 from tensorlint.fixes import fix_source
 from tensorlint.rules import all_codes

@@ -5,26 +5,10 @@ from __future__ import annotations
 
 import gc
 
+from samples import CACHE
 from tensorlint.analysis import parse
 from tensorlint.analysis.walk import _NODE_TYPES as NODE_TYPES
 from tensorlint.engine import lint_source
-
-SOURCE = """\
-import torch
-from torch import nn
-
-
-class Recorder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.seen = []
-
-    def forward(self, x):
-        h = self.fc(x)
-        self.seen.append(h)
-        return h
-"""
 
 
 def _tracked() -> int:
@@ -34,10 +18,10 @@ def _tracked() -> int:
 
 def test_collector_state_is_restored_and_dead_trees_are_freed() -> None:
     assert gc.isenabled()
-    lint_source(SOURCE)  # warm up: imports, caches
+    lint_source(CACHE)  # warm up: imports, caches
     before = _tracked()
     for _ in range(200):
-        assert [f.code for f in lint_source(SOURCE)] == ["TL001"]
+        assert [f.code for f in lint_source(CACHE)] == ["TL001"]
         assert gc.isenabled()
     # Every tree made above is garbage now: what is left is caches, not a tree per call (one
     # tree of this module is about 1,500 objects).
@@ -47,13 +31,13 @@ def test_collector_state_is_restored_and_dead_trees_are_freed() -> None:
 def test_a_linted_files_tree_is_freed_by_reference_counting() -> None:
     # Its facts' reference cycles are broken (ModuleIndex.release): the cyclic collector need
     # not walk a dead tree of a million nodes to free it.
-    lint_source(SOURCE)
+    lint_source(CACHE)
     gc.collect()
     gc.disable()
     try:
         before = sum(type(o) in NODE_TYPES for o in gc.get_objects())
         for _ in range(5):
-            lint_source(SOURCE)
+            lint_source(CACHE)
         assert sum(type(o) in NODE_TYPES for o in gc.get_objects()) - before < 50
     finally:
         gc.enable()

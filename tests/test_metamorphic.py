@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from metamorphic import applicable_pairs, findings, markers, rewritten, rule_fixtures
+from metamorphic import applicable_pairs, findings, rewritten, rule_fixtures
+
+from helpers import markers
 
 # --- what the analysis misses today, by cause ---------------------------------------------------
 # extract_store_to_function: what helper summaries do not record yet.

@@ -7,58 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tensorlint.cli import main
-
-LEAKY_LINE = "        total += nn.functional.cross_entropy(model(x), y)"
-LEAKY = f"""\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-
-def evaluate(loader):
-    total = 0.0
-    for x, y in loader:
-{LEAKY_LINE}
-    return total
-"""
-CACHE_LINE = "        self.cache.append(h)"
-# TL001 on the `self.cache.append(h)` line, TL004 on the `total +=` line.
-BOTH = f"""\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-
-
-class Recorder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.cache = []
-
-    def forward(self, x):
-        h = self.fc(x)
-{CACHE_LINE}
-        return h
-
-
-def evaluate(loader):
-    total = 0.0
-    for x, y in loader:
-{LEAKY_LINE}
-    return total
-"""
+from helpers import cli
+from samples import BOTH, CACHE_LINE, LEAKY, LEAKY_LINE, LEAKY_LINE_SPLIT
 
 
 @pytest.fixture
-def codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+def codes(project: Path, capsys: pytest.CaptureFixture[str]):
     """Lint a source text through the CLI and return the codes it reports."""
-    monkeypatch.chdir(tmp_path)
 
     def run(source: str) -> list[str]:
-        (tmp_path / "snippet.py").write_text(source, encoding="utf-8")
-        main(["--output-format", "json", "snippet.py"])
+        (project / "snippet.py").write_text(source, encoding="utf-8")
+        cli("--output-format", "json", "snippet.py")
         return [record["code"] for record in json.loads(capsys.readouterr().out)]
 
     return run
@@ -111,20 +70,14 @@ def test_noqa_on_the_line_above_does_not_suppress(codes) -> None:
 
 def test_noqa_at_the_end_of_a_multiline_statement_suppresses_a_finding_on_its_first_line(codes) -> None:
     # As flake8 does: the comment covers every physical line of the logical line.
-    source = LEAKY.replace(
-        LEAKY_LINE + "\n",
-        "        total += nn.functional.cross_entropy(\n            model(x), y\n        )  # noqa: TL004\n",
-    )
+    source = LEAKY.replace(LEAKY_LINE, f"{LEAKY_LINE_SPLIT}  # noqa: TL004")
     without = source.replace("  # noqa: TL004", "")
     assert codes(without) == ["TL004"]  # the finding is there to suppress
     assert codes(source) == []
 
 
 def test_noqa_after_a_multiline_statement_does_not_reach_into_it(codes) -> None:
-    source = LEAKY.replace(
-        LEAKY_LINE + "\n",
-        "        total += nn.functional.cross_entropy(\n            model(x), y\n        )\n    # noqa\n",
-    )
+    source = LEAKY.replace(LEAKY_LINE, f"{LEAKY_LINE_SPLIT}\n    # noqa")
     assert codes(source) == ["TL004"]
 
 

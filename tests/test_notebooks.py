@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, cli
+from helpers import FIXTURES, ROOT, cli, run_module, run_tensorlint
 from tensorlint.findings import Finding, Location
 from tensorlint.notebook import mask_ipython, read_notebook
 from tensorlint.text import split_lines
@@ -42,23 +40,11 @@ def leaky_cells() -> list[dict[str, object]]:
     ]
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 # Findings, in cells
 
 
 def test_fixture_notebooks_give_exactly_the_expected_findings() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorlint", "--quiet", "fixtures/notebooks"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_tensorlint("--quiet", "fixtures/notebooks")
     assert result.returncode == 1, result.stderr
     found = [line.split(" ", 3)[:3] for line in result.stdout.splitlines()]
     expected = (NOTEBOOKS / "expected.txt").read_text(encoding="utf-8").splitlines()
@@ -291,13 +277,7 @@ def test_a_notebook_in_another_language_is_skipped_with_a_warning(
 
 def test_the_flake8_plugin_ignores_notebooks(tmp_path: Path) -> None:
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook_json(*leaky_cells()), indent=1), encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "TL", "nb.ipynb"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_module("flake8", "--select", "TL", "nb.ipynb", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -10,33 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cli
+from helpers import ROOT, cli, write
+from samples import CACHE, LEAKY, LEAKY_COLUMN, LEAKY_ROW
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
 from tensorlint.output import WRITERS, OutputContext, use_colour
 from tensorlint.output.github import escape_data, escape_property
 
-LEAKY = """\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-
-def evaluate(loader):
-    total = 0.0
-    for x, y in loader:
-        total += nn.functional.cross_entropy(model(x), y)
-    return total
-"""
-LEAKY_ROW, LEAKY_COLUMN = 9, 9
-
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "leaky.py").write_text(LEAKY, encoding="utf-8")
-    (tmp_path / "broken.py").write_text("import torch\nx = = 1\n", encoding="utf-8")
-    return tmp_path
+def ci_project(project: Path) -> Path:
+    """What a CI run checks: pkg/leaky.py with one TL004, and broken.py, which does not parse."""
+    write(project, "pkg/leaky.py", LEAKY)
+    write(project, "broken.py", "import torch\nx = = 1\n")
+    return project
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -47,7 +33,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 # SARIF
 
 
-def test_sarif_is_valid_against_the_sarif_2_1_0_schema(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sarif_is_valid_against_the_sarif_2_1_0_schema(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
     code, out = run(capsys, "--output-format", "sarif", "pkg", "broken.py")
@@ -57,7 +43,7 @@ def test_sarif_is_valid_against_the_sarif_2_1_0_schema(project: Path, capsys: py
     assert log["version"] == "2.1.0"
 
 
-def test_sarif_has_what_github_code_scanning_needs(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sarif_has_what_github_code_scanning_needs(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--output-format", "sarif", "pkg")
     [run_] = json.loads(out)["runs"]
     driver = run_["tool"]["driver"]
@@ -77,21 +63,21 @@ def test_sarif_has_what_github_code_scanning_needs(project: Path, capsys: pytest
     assert location["region"]["startLine"] == LEAKY_ROW and location["region"]["startColumn"] == LEAKY_COLUMN
     assert {"endLine", "endColumn"} <= set(location["region"])
     assert re.fullmatch(r"[0-9a-f]{16}:\d+", result["partialFingerprints"]["primaryLocationLineHash"])
-    assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.as_uri() + "/"
+    assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ci_project.as_uri() + "/"
 
 
-def test_sarif_fingerprint_survives_lines_moving(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sarif_fingerprint_survives_lines_moving(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def fingerprint() -> str:
         _, out = run(capsys, "--output-format", "sarif", "pkg")
         return str(json.loads(out)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"])
 
     before = fingerprint()
-    (project / "pkg" / "leaky.py").write_text("# a new first line\n\n" + LEAKY, encoding="utf-8")
+    (ci_project / "pkg" / "leaky.py").write_text("# a new first line\n\n" + LEAKY, encoding="utf-8")
     assert fingerprint() == before
 
 
 def test_sarif_reports_an_unparsable_file_as_a_notification_not_a_result(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    ci_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, out = run(capsys, "--output-format", "sarif", "broken.py")
     [run_] = json.loads(out)["runs"]
@@ -101,9 +87,9 @@ def test_sarif_reports_an_unparsable_file_as_a_notification_not_a_result(
 
 
 def test_sarif_of_a_clean_run_has_no_results_and_no_summary_line(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    ci_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "clean.py").write_text("import torch\n", encoding="utf-8")
+    (ci_project / "clean.py").write_text("import torch\n", encoding="utf-8")
     code, out = run(capsys, "--output-format", "sarif", "clean.py")
     assert code == 0
     assert json.loads(out)["runs"][0]["results"] == []
@@ -116,7 +102,7 @@ ANNOTATION = re.compile(
 )  # properties hold no raw `:`; that is what their escaping is for
 
 
-def test_github_annotation_syntax(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_github_annotation_syntax(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "--output-format", "github", "pkg")
     assert code == 1
     [line] = out.splitlines()
@@ -144,7 +130,7 @@ def test_github_escapes_percent_newlines_and_property_separators() -> None:
 # GitLab
 
 
-def test_gitlab_code_quality_report(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gitlab_code_quality_report(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "--output-format", "gitlab", "pkg", "broken.py")
     assert code == 1
     issues = json.loads(out)
@@ -160,9 +146,9 @@ def test_gitlab_code_quality_report(project: Path, capsys: pytest.CaptureFixture
 
 
 def test_gitlab_paths_are_relative_to_ci_project_dir(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ci_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("CI_PROJECT_DIR", str(project / "pkg"))
+    monkeypatch.setenv("CI_PROJECT_DIR", str(ci_project / "pkg"))
     _, out = run(capsys, "--output-format", "gitlab", "pkg")
     assert json.loads(out)[0]["location"]["path"] == "leaky.py"
 
@@ -170,7 +156,9 @@ def test_gitlab_paths_are_relative_to_ci_project_dir(
 # JUnit
 
 
-def test_junit_is_parseable_xml_with_a_failure_per_finding(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_junit_is_parseable_xml_with_a_failure_per_finding(
+    ci_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = run(capsys, "--output-format", "junit", "pkg", "broken.py")
     assert code == 1
     root = ET.fromstring(out)
@@ -182,8 +170,8 @@ def test_junit_is_parseable_xml_with_a_failure_per_finding(project: Path, capsys
     assert leak.find("failure") is not None
 
 
-def test_junit_of_a_clean_run_has_one_passing_case(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "clean.py").write_text("import torch\n", encoding="utf-8")
+def test_junit_of_a_clean_run_has_one_passing_case(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ci_project / "clean.py").write_text("import torch\n", encoding="utf-8")
     _, out = run(capsys, "--output-format", "junit", "clean.py")
     root = ET.fromstring(out)
     assert root.get("failures") == "0"
@@ -193,7 +181,7 @@ def test_junit_of_a_clean_run_has_one_passing_case(project: Path, capsys: pytest
 # JSON lines
 
 
-def test_json_lines_has_one_ruff_record_per_line(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_lines_has_one_ruff_record_per_line(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--output-format", "json-lines", "pkg", "broken.py")
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["code"] for r in records] == [None, "TL004"]
@@ -234,7 +222,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
     assert not use_colour(_Stream(tty=True), {"NO_COLOR": "1", "FORCE_COLOR": "1"})
 
 
-def test_piped_output_has_no_escape_sequences(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_piped_output_has_no_escape_sequences(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--output-format", "full", "pkg")
     assert "\x1b" not in out
 
@@ -250,8 +238,8 @@ def test_coloured_concise_output_still_reads_the_same_without_the_colour() -> No
 # --statistics and --show-fixes
 
 
-def test_statistics_counts_per_code(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "pkg" / "more.py").write_text(LEAKY, encoding="utf-8")
+def test_statistics_counts_per_code(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ci_project / "pkg" / "more.py").write_text(LEAKY, encoding="utf-8")
     code, out = run(capsys, "--statistics", "pkg")
     assert code == 1
     lines = out.splitlines()
@@ -261,16 +249,14 @@ def test_statistics_counts_per_code(project: Path, capsys: pytest.CaptureFixture
     assert json.loads(out) == [{"code": "TL004", "name": "graph-accumulated-in-loop", "count": 2, "fixable": False}]
 
 
-def test_show_fixes_says_when_there_are_none(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = "from torch import nn\n\nclass C(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-    cache += "        self.cache = []\n\n    def forward(self, x):\n        self.cache.append(x)\n        return x\n"
-    (project / "cache.py").write_text(cache, encoding="utf-8")  # TL001 has no fix
+def test_show_fixes_says_when_there_are_none(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(ci_project, "cache.py", CACHE)  # TL001 has no fix
     _, out = run(capsys, "--show-fixes", "cache.py")
     assert "TL001" in out
     assert "No fixes available." in out.splitlines()
 
 
-def test_show_fixes_lists_unsafe_fixes_with_their_safety(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_fixes_lists_unsafe_fixes_with_their_safety(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--show-fixes", "pkg")
     assert "1 fix available:" in out.splitlines()
     assert any(line.endswith("(unsafe)") and "TL004 Accumulate" in line for line in out.splitlines())
@@ -288,7 +274,7 @@ def test_show_fixes_lists_each_available_fix() -> None:
     assert "TL900 [*] " in WRITERS["concise"]([finding], OutputContext())
 
 
-def test_output_file_receives_the_report(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_file_receives_the_report(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "--output-format", "sarif", "-o", "report.sarif", "pkg")
     assert code == 1 and out == ""
-    assert json.loads((project / "report.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert json.loads((ci_project / "report.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]

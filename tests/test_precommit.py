@@ -6,30 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-
-LEAKY = """\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-
-
-def evaluate(loader):
-    total = 0.0
-    for x, y in loader:
-        total += nn.functional.cross_entropy(model(x), y)
-    return total
-"""
-CLEAN = LEAKY.replace(
-    "total += nn.functional.cross_entropy(model(x), y)", "total += nn.functional.cross_entropy(model(x), y).item()"
-)
-
+from helpers import ROOT, run_module
+from samples import FIXED, LEAKY, LEAKY_COLUMN, LEAKY_ROW
 
 LEAKY_NOTEBOOK = {
     "cells": [
@@ -52,25 +34,19 @@ def test_pre_commit_hook_reports_the_leaky_file_and_notebook_only(tmp_path: Path
     repo.mkdir()
     _git(repo, "init", "-q")
     (repo / "leaky.py").write_text(LEAKY, encoding="utf-8")
-    (repo / "clean.py").write_text(CLEAN, encoding="utf-8")
+    (repo / "clean.py").write_text(FIXED, encoding="utf-8")
     (repo / "leaky.ipynb").write_text(json.dumps(LEAKY_NOTEBOOK, indent=1), encoding="utf-8")
     clean_notebook = json.dumps(LEAKY_NOTEBOOK, indent=1).replace("model(x), y)", "model(x), y).item()")
     (repo / "clean.ipynb").write_text(clean_notebook, encoding="utf-8")
     _git(repo, "add", ".")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tensorlint", "--all-files"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    result = run_module("pre_commit", "try-repo", str(ROOT), "tensorlint", "--all-files", cwd=repo, env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
-    assert "leaky.py:10:9: TL004" in output
-    assert "leaky.ipynb:cell 2:10:9: TL004" in output  # `types_or` names jupyter: notebooks reach the hook
+    assert f"leaky.py:{LEAKY_ROW}:{LEAKY_COLUMN}: TL004" in output
+    assert (
+        f"leaky.ipynb:cell 2:{LEAKY_ROW}:{LEAKY_COLUMN}: TL004" in output
+    )  # `types_or` names jupyter: notebooks reach the hook
     report = output.split("- hook id: tensorlint")[-1]
     assert "clean.py" not in report and "clean.ipynb" not in report

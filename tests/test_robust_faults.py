@@ -11,15 +11,18 @@ import time
 from pathlib import Path
 
 import pytest
-from test_runner import CODES, _leaky_files, forked_workers
 
 import tensorlint.engine
-from conftest import ROOT
+from helpers import ROOT, forked_workers, run_tensorlint
+from samples import write_leaky_files
 from tensorlint import files
 from tensorlint.files import TEMPORARY_SUFFIX, write_atomically
 from tensorlint.findings import Finding
+from tensorlint.rules import default_codes
 from tensorlint.runner import Task, check_files
 from tensorlint.time_limit import TimeLimitExceeded
+
+CODES = frozenset(default_codes())
 
 
 def _slow_on(monkeypatch: pytest.MonkeyPatch, slow: Path, *, stuck_in_native_code: bool = False) -> None:
@@ -49,7 +52,7 @@ def _slow_on(monkeypatch: pytest.MonkeyPatch, slow: Path, *, stuck_in_native_cod
 def test_a_file_over_the_time_limit_is_reported_and_the_rest_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
-    paths = _leaky_files(tmp_path, 6)
+    paths = write_leaky_files(tmp_path, 6)
     _slow_on(monkeypatch, paths[2])
     started = time.monotonic()
     results = list(check_files([Task(p, CODES, time_limit=0.5) for p in paths], jobs=jobs))
@@ -66,7 +69,7 @@ def test_a_file_over_the_time_limit_is_reported_and_the_rest_checked(
 def test_a_worker_stuck_in_native_code_is_ended_by_the_watchdog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = _leaky_files(tmp_path, 8)
+    paths = write_leaky_files(tmp_path, 8)
     _slow_on(monkeypatch, paths[5], stuck_in_native_code=True)
     started = time.monotonic()
     results = list(check_files([Task(p, CODES, time_limit=0.5) for p in paths], jobs=2))
@@ -79,15 +82,8 @@ def test_a_worker_stuck_in_native_code_is_ended_by_the_watchdog(
 def test_timeout_flag_reaches_the_check_and_rejects_nonsense(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("import torch\n", encoding="utf-8")
     for bad in ("-1", "soon", "nan"):
-        result = subprocess.run(
-            [sys.executable, "-m", "tensorlint", "--timeout", bad, "a.py"],
-            cwd=tmp_path,
-            capture_output=True,
-            check=False,
-        )
-        assert result.returncode == 2
-    ok = subprocess.run([sys.executable, "-m", "tensorlint", "--timeout", "0", "a.py"], cwd=tmp_path, check=False)
-    assert ok.returncode == 0
+        assert run_tensorlint("--timeout", bad, "a.py", cwd=tmp_path).returncode == 2
+    assert run_tensorlint("--timeout", "0", "a.py", cwd=tmp_path).returncode == 0
 
 
 CTRL_C_DRIVER = """

@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cli import LEAKY, LEAKY_ROW, cli, project, reported
 
+from helpers import cli, reported
+from samples import LEAKY, LEAKY_ROW
 from tensorlint.engine import lint_source
 from tensorlint.source import MAX_BRACKET_DEPTH, MAX_CHAIN
-
-__all__ = ["project"]  # the fixture, shared with the CLI tests
 
 # (file name, bytes, what the report says: None for "linted like any file")
 BAD_FILES = {
@@ -52,10 +51,10 @@ GOOD_FILES = {
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
 def test_a_bad_file_is_reported_at_its_place_and_the_next_file_is_checked(
-    project: Path, capsys: pytest.CaptureFixture[str], name: str
+    sample_project: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     text, expected = BAD_FILES[name]
-    (project / "bad.py").write_bytes(text.encode("utf-8"))
+    (sample_project / "bad.py").write_bytes(text.encode("utf-8"))
     assert cli("-j", "1", "bad.py", "leaky.py") == 1
     out, err = capsys.readouterr()
     [line] = [line for line in out.splitlines() if line.startswith("bad.py:")]
@@ -81,12 +80,12 @@ def test_limits_sit_far_above_real_code() -> None:
 
 
 def test_a_pep_263_encoding_and_a_bom_decode_and_a_wrong_cookie_is_reported(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    sample_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "cp1252.py").write_bytes(("# coding: cp1252\n# \u20ac\n" + LEAKY).encode("cp1252"))
-    (project / "bom.py").write_bytes(b"\xef\xbb\xbf" + LEAKY.encode())
-    (project / "unknown.py").write_bytes(b"# coding: klingon\nimport torch\n")
-    (project / "bom_and_latin1.py").write_bytes(b"\xef\xbb\xbf# coding: latin-1\nimport torch\n")
+    (sample_project / "cp1252.py").write_bytes(("# coding: cp1252\n# \u20ac\n" + LEAKY).encode("cp1252"))
+    (sample_project / "bom.py").write_bytes(b"\xef\xbb\xbf" + LEAKY.encode())
+    (sample_project / "unknown.py").write_bytes(b"# coding: klingon\nimport torch\n")
+    (sample_project / "bom_and_latin1.py").write_bytes(b"\xef\xbb\xbf# coding: latin-1\nimport torch\n")
     assert cli("-j", "1", "cp1252.py", "bom.py", "unknown.py", "bom_and_latin1.py") == 1
     out = capsys.readouterr().out
     assert ("cp1252.py", LEAKY_ROW + 2, "TL004") in reported(out)
@@ -95,12 +94,14 @@ def test_a_pep_263_encoding_and_a_bom_decode_and_a_wrong_cookie_is_reported(
     assert "bom_and_latin1.py:1:1: cannot read file: encoding problem: utf-8" in out  # a BOM, then a latin-1 cookie
 
 
-def test_a_10_mb_generated_file_is_checked_in_bounded_time(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_10_mb_generated_file_is_checked_in_bounded_time(
+    sample_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     block = "def f{n}(x):\n    return torch.relu(x) + {n}\n\n\n"
     target = 11 * 1024 * 1024
     count = target // len(block.format(n=10**6))
-    (project / "big.py").write_text("import torch\n\n" + "".join(block.format(n=n) for n in range(count)))
-    assert (project / "big.py").stat().st_size > 10 * 1024 * 1024
+    (sample_project / "big.py").write_text("import torch\n\n" + "".join(block.format(n=n) for n in range(count)))
+    assert (sample_project / "big.py").stat().st_size > 10 * 1024 * 1024
     started = time.monotonic()
     assert cli("-j", "1", "--timeout", "2", "--output-format", "json", "big.py") == 1
     assert time.monotonic() - started < 30  # the time limit stops the analysis, not the machine
@@ -108,15 +109,15 @@ def test_a_10_mb_generated_file_is_checked_in_bounded_time(project: Path, capsys
     assert record["code"] is None and "took longer than the time limit of 2 s" in record["message"]
 
 
-def test_a_stub_file_is_checked_like_a_module(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "model.pyi").write_text(
+def test_a_stub_file_is_checked_like_a_module(sample_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (sample_project / "model.pyi").write_text(
         "import torch\nclass M(torch.nn.Module):\n    def forward(self, x: torch.Tensor) -> torch.Tensor: ...\n"
     )
     assert cli("model.pyi") == 0
 
 
 def test_malformed_notebooks_are_reported_and_the_run_goes_on(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    sample_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = {
         "binary.ipynb": b"\x89PNG\r\n\x1a\n\x00\x00",
@@ -128,7 +129,7 @@ def test_malformed_notebooks_are_reported_and_the_run_goes_on(
         "cells_not_a_list.ipynb": b'{"cells": 7, "metadata": {}}',
     }
     for name, data in bad.items():
-        (project / name).write_bytes(data)
+        (sample_project / name).write_bytes(data)
     assert cli("-j", "1", *bad, "leaky.py") == 1
     out, err = capsys.readouterr()
     for name in bad:

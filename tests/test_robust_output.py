@@ -9,8 +9,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_cli import LEAKY, cli
 
+from helpers import cli
+from samples import LEAKY
 from tensorlint.findings import Applicability as Safety
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.output import WRITERS, OutputContext

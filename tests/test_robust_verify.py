@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from helpers import run_tensorlint
 from tensorlint.verify.runner import run_job
 from tensorlint.verify.verdict import INCONCLUSIVE
 
@@ -64,13 +63,8 @@ def test_hostile_targets_are_verdicts_never_a_hang_or_a_crash(tmp_path: Path) ->
 
 def test_the_command_line_reports_a_crashing_target_and_exits_normally(tmp_path: Path) -> None:
     (tmp_path / "crash.py").write_text("import os\n\ndef step():\n    os.abort()\n", encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorlint", "verify", f"{tmp_path / 'crash.py'}::step", "--output-format", "json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    target = f"{tmp_path / 'crash.py'}::step"
+    result = run_tensorlint("verify", target, "--output-format", "json", cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
     [record] = json.loads(result.stdout)
     assert record["runtime"]["verdict"] == INCONCLUSIVE

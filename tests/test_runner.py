@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -13,7 +12,8 @@ import pytest
 
 import tensorlint
 import tensorlint.engine
-from conftest import FIXTURES, ROOT
+from helpers import FIXTURES, ROOT, forked_workers, run_tensorlint
+from samples import LEAKY, write_leaky_files
 from tensorlint import runner
 from tensorlint.cache import ResultCache
 from tensorlint.engine import lint_file
@@ -23,19 +23,10 @@ from tensorlint.runner import Task, check_files
 
 CODES = frozenset(default_codes())
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
-forked_workers = pytest.mark.skipif(
-    multiprocessing.get_start_method() != "fork", reason="patches the engine in the parent for forked workers"
-)
 
 
 def _cli_json(*args: str, cwd: Path = ROOT) -> list[dict[str, object]]:
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorlint", "--output-format", "json", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_tensorlint("--output-format", "json", *args, cwd=cwd)
     assert result.returncode in (0, 1), result.stderr
     records: list[dict[str, object]] = json.loads(result.stdout)
     return records
@@ -77,20 +68,6 @@ def _engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return calls
 
 
-LEAKY = """\
-import torch
-
-
-def validate(model, loader, criterion):
-    model.eval()
-    val_loss = 0
-    for images, target in loader:
-        loss = criterion(model(images), target)
-        val_loss += loss
-    return val_loss
-"""
-
-
 def test_a_hit_skips_the_engine_and_a_change_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "train.py"
     source.write_text(LEAKY, encoding="utf-8")
@@ -104,7 +81,7 @@ def test_a_hit_skips_the_engine_and_a_change_misses(tmp_path: Path, monkeypatch:
     first = run()
     assert [f.code for f in first] == ["TL004"] and calls == [source]
     assert run() == first and calls == [source]  # unchanged: from the cache
-    source.write_text(LEAKY.replace("val_loss = 0", "val_loss = 0.0"), encoding="utf-8")
+    source.write_text(LEAKY.replace("total = 0.0", "total = 0"), encoding="utf-8")
     assert run() == first and len(calls) == 2  # content changed: checked again
     assert run(frozenset({"TL001"})) == [] and len(calls) == 3  # other codes selected: checked again
     monkeypatch.setattr(tensorlint, "__version__", "99.0")
@@ -134,18 +111,9 @@ def test_a_fully_cached_run_never_imports_libcst(tmp_path: Path) -> None:
     assert "TL004" in result.stdout  # the findings came from the cache
 
 
-def _leaky_files(tmp_path: Path, count: int) -> list[Path]:
-    paths = []
-    for index in range(count):
-        path = tmp_path / f"train_{index}.py"
-        path.write_text(LEAKY, encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
 @forked_workers
 def test_an_exception_in_a_worker_is_that_files_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _leaky_files(tmp_path, 12)
+    paths = write_leaky_files(tmp_path, 12)
     real = tensorlint.engine.lint_file
 
     def failing(path: Path, **options: object) -> list[Finding]:
@@ -161,7 +129,7 @@ def test_an_exception_in_a_worker_is_that_files_error(tmp_path: Path, monkeypatc
 
 @forked_workers
 def test_a_worker_that_dies_fails_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = _leaky_files(tmp_path, 10)
+    paths = write_leaky_files(tmp_path, 10)
     real = tensorlint.engine.lint_file
 
     def dying(path: Path, **options: object) -> list[Finding]:
@@ -177,10 +145,7 @@ def test_a_worker_that_dies_fails_only_its_file(tmp_path: Path, monkeypatch: pyt
 
 @pytest.mark.parametrize("value", ["-1", "many"])
 def test_jobs_must_be_a_count(value: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorlint", "-j", value, "fixtures"], cwd=ROOT, capture_output=True, check=False
-    )
-    assert result.returncode == 2
+    assert run_tensorlint("-j", value, "fixtures").returncode == 2
 
 
 def test_giant_files_go_first_alone_and_the_rest_in_path_order(tmp_path: Path) -> None:

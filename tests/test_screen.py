@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from helpers import FIXTURES, default_rule_fixtures
 from tensorlint import engine
 from tensorlint.source import might_matter
 
-FIXTURE_FILES = sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name != "TL900")
+FIXTURE_FILES = default_rule_fixtures()  # linted with the default codes
 
 
 def _without_imports(source: str) -> str:

@@ -11,13 +11,9 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-LEAKY = (
-    "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 2)\n\n\ndef evaluate(loader):\n"
-    "    total = 0.0\n    for x, y in loader:\n        total += nn.functional.cross_entropy(model(x), y)\n"
-    "    return total\n"
-)
-FIXED = LEAKY.replace("model(x), y)\n", "model(x), y).item()\n")
-SUPPRESSED = LEAKY.replace("model(x), y)\n", "model(x), y)  # noqa: TL004\n")
+from samples import FIXED, LEAKY, LEAKY_COLUMN, LEAKY_LINE, LEAKY_ROW  # noqa: E402
+
+SUPPRESSED = LEAKY.replace(LEAKY_LINE, f"{LEAKY_LINE}  # noqa: TL004")
 URI = Path("/tmp/tensorlint-lsp-test/leaky.py").as_uri()
 
 
@@ -65,7 +61,8 @@ async def _actions(client: LanguageClient, diagnostics: list[types.Diagnostic], 
 @pytest.mark.asyncio
 async def test_diagnostics_are_published_on_open_with_the_rule_link(client: LanguageClient) -> None:
     diagnostics = await _open(client, LEAKY)
-    assert [(d.code, d.range.start.line, d.range.start.character) for d in diagnostics] == [("TL004", 9, 8)]
+    at = [(d.code, d.range.start.line, d.range.start.character) for d in diagnostics]
+    assert at == [("TL004", LEAKY_ROW - 1, LEAKY_COLUMN - 1)]  # LSP positions are 0-based
     assert diagnostics[0].source == "tensorlint"
     assert diagnostics[0].code_description is not None and "TL004" in diagnostics[0].code_description.href
 

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import run_tensorlint
 
 pytest.importorskip("torch")
 
 
 def _verify(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tensorlint", "verify", *args]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+    return run_tensorlint("verify", *args, timeout=120)
 
 
 def test_prints_the_verdict_under_the_finding() -> None:

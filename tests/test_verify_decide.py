@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ROOT
+from helpers import ROOT
 from tensorlint.engine import lint_file
 from tensorlint.verify.decide import decide, theil_sen
 from tensorlint.verify.plan import Options, plan

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_verify_fixtures import CASES, _job
+
+from runtime_cases import CASES, planned_job
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -17,7 +18,7 @@ CONFIRMED = [c for c in CASES if c[2] == "confirmed" and c[1]["kind"] != "loader
 def test_ledger_agrees_with_memory_allocated(name: str, job: dict[str, Any]) -> None:
     from tensorlint.verify.drive import run
 
-    verdict = run(_job(name, job, device="cuda"))
+    verdict = run(planned_job(name, job, device="cuda"))
     assert verdict.verdict == "confirmed", verdict.describe()
     allocated = verdict.cross_check["cuda_memory_allocated_per_call"]
     assert abs(verdict.bytes_per_call - allocated) <= 0.01 * allocated, verdict.cross_check
@@ -27,6 +28,6 @@ def test_ledger_agrees_with_memory_allocated(name: str, job: dict[str, Any]) -> 
 def test_forked_workers_fail_after_the_parent_used_cuda() -> None:
     from tensorlint.verify.drive import run
 
-    verdict = run(_job("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, device="cuda"))
+    verdict = run(planned_job("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, device="cuda"))
     assert verdict.verdict == "confirmed"
     assert "Cannot re-initialize CUDA in forked subprocess" in verdict.reason
