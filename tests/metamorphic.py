@@ -1154,6 +1154,193 @@ def wrap_appended_in_dict(fixture: Fixture) -> cst.Module | None:
     return _swapped(fixture, _rewrite_appends(fixture, in_dict))
 
 
+# --- 9. a forward store moved into a hook ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _HookSite:
+    """A marked store in `forward` of the value a submodule returns: `h = self.fc(x)` then
+    `self.cache.append(h)`, which a forward hook on `self.fc` does just as well, at the same moment."""
+
+    cls: cst.ClassDef
+    forward: cst.FunctionDef
+    init: cst.FunctionDef
+    store: cst.SimpleStatementLine
+    instance: str  # `self`
+    value: str  # `h`
+    submodule: str  # `fc`
+
+
+def _hook_sites(fixture: Fixture) -> list[_HookSite]:
+    """One site per class at most: the first marked TL001 store that a hook can take over."""
+    sites: dict[cst.ClassDef, _HookSite] = {}
+    for store in _marked_stores(fixture):
+        forward = fixture.enclosing(store, (cst.FunctionDef, cst.ClassDef))
+        cls = fixture.enclosing(forward, (cst.ClassDef, cst.FunctionDef)) if forward is not None else None
+        if _line_codes(store) != ["TL001"] or not isinstance(forward, cst.FunctionDef) or forward.name.value != "forward":
+            continue
+        if not isinstance(cls, cst.ClassDef) or cls in sites or fixture.parents.get(store) is not forward.body:
+            continue
+        init = next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "__init__"), None)
+        positional = [*forward.params.posonly_params, *forward.params.params]
+        if init is None or not positional:
+            continue
+        instance = positional[0].name.value
+        read = [name for name in _free_locals(fixture, store) if name != instance]
+        if len(read) != 1:
+            continue
+        submodule = _submodule_output(forward, store, instance, read[0])
+        if submodule is not None:
+            sites[cls] = _HookSite(cls, forward, init, store, instance, read[0], submodule)
+    return list(sites.values())
+
+
+def _submodule_output(forward: cst.FunctionDef, store: cst.CSTNode, instance: str, value: str) -> str | None:
+    """`fc` when `value` is bound once in forward, before the store, to `self.fc(...)`, and `self.fc`
+    is called nowhere else in forward (the hook must fire exactly when the store ran)."""
+    statements = list(forward.body.body)
+    bindings = [
+        (i, line.body[0])
+        for i, line in enumerate(statements)
+        if isinstance(line, cst.SimpleStatementLine)
+        and isinstance(line.body[0], cst.Assign)
+        and value in {_dotted(t.target) for t in line.body[0].targets}
+    ]
+    every_binding = [n for n in _walk(forward) if isinstance(n, cst.Name) and n.value == value and _is_target(forward, n)]
+    if len(bindings) != 1 or len(every_binding) != 1 or bindings[0][0] >= statements.index(store):  # type: ignore[arg-type]
+        return None
+    call = bindings[0][1].value
+    func = call.func if isinstance(call, cst.Call) else None
+    if not (isinstance(func, cst.Attribute) and _dotted(func.value) == instance):
+        return None
+    name = func.attr.value
+    calls = [n for n in _walk(forward) if isinstance(n, cst.Call) and _dotted(n.func) == f"{instance}.{name}"]
+    return name if len(calls) == 1 else None
+
+
+def _is_target(scope: cst.CSTNode, name: cst.Name) -> bool:
+    """Whether `name` is bound (assigned, looped over, a parameter) somewhere in `scope`."""
+    for node in _walk(scope):
+        if isinstance(node, cst.AssignTarget | cst.AugAssign | cst.For | cst.Param | cst.AnnAssign):
+            target = node.name if isinstance(node, cst.Param) else node.target
+            if name in set(_walk(target)) | {target}:
+                return True
+    return False
+
+
+class _Renamed(cst.CSTTransformer):
+    """Names read in a statement replaced by expressions: `self` -> `self.owner`, `h` -> `output`."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        new = self.names.get(original_node.value)
+        return _expression(new) if new is not None else updated_node
+
+
+def _moved_into_hook(fixture: Fixture, hook: Callable[[_HookSite, set[str]], tuple[str, list[cst.CSTNode], bool]]) -> cst.Module | None:
+    """Each site's store leaves forward; `__init__` ends by registering what `hook` makes (its
+    registration expression, the definitions it needs, whether they go in the class or the module)."""
+    taken: set[str] = set()
+    swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
+    module_definitions: list[cst.CSTNode] = []
+    for site in _hook_sites(fixture):
+        registration, definitions, in_class = hook(site, taken)
+        line = cst.parse_statement(f"{site.instance}.{site.submodule}.register_forward_hook({registration})\n")
+        init_body = list(site.init.body.body)
+        swap[site.init] = _replace_with(site.init.with_changes(body=site.init.body.with_changes(body=[*init_body, line])))
+        kept = [s for s in site.forward.body.body if s is not site.store]
+        swap[site.forward] = _replace_with(site.forward.with_changes(body=site.forward.body.with_changes(body=kept)))
+        if in_class:
+            swap[site.cls] = _with_methods([cst.ensure_type(d, cst.FunctionDef) for d in definitions])
+        else:
+            module_definitions += definitions
+    if module_definitions:
+        swap[fixture.module] = _with_functions(module_definitions)  # type: ignore[arg-type]
+    return _swapped(fixture, swap)
+
+
+def _hook_statement(site: _HookSite, names: Mapping[str, str]) -> cst.SimpleStatementLine:
+    moved = cst.ensure_type(site.store.visit(_Renamed(names)), cst.SimpleStatementLine)
+    return moved.with_changes(leading_lines=())
+
+
+def _hook_names(fixture: Fixture, taken: set[str]) -> tuple[str, str, str]:
+    return _fresh(fixture, "module", taken), _fresh(fixture, "inputs", taken), _fresh(fixture, "output", taken)
+
+
+def store_in_hook_factory(fixture: Fixture) -> cst.Module | None:
+    """A store in forward of what a submodule returned moves into a forward hook on that submodule,
+    made by a method of the class: `self.fc.register_forward_hook(self._make_hook())` in `__init__`,
+    with `def _make_hook(self): def hook(module, inputs, output): self.cache.append(output); return hook`.
+
+    The hook runs when `self.fc` returns, once per forward (the transformation applies only where
+    forward calls it once and binds its output once): the same objects are kept at the same moment.
+    """
+
+    def factory(site: _HookSite, taken: set[str]) -> tuple[str, list[cst.CSTNode], bool]:
+        maker, hook = _fresh(fixture, "_make_hook", taken), _fresh(fixture, "hook", taken)
+        module, inputs, output = _hook_names(fixture, taken)
+        stored = _code(_hook_statement(site, {site.value: output})).strip()
+        method = cst.parse_statement(
+            f"def {maker}({site.instance}):\n"
+            f"    def {hook}({module}, {inputs}, {output}):\n"
+            f"        {stored}\n"
+            f"    return {hook}\n"
+        )
+        return f"{site.instance}.{maker}()", [method.with_changes(leading_lines=[cst.EmptyLine(indent=False)])], True
+
+    return _moved_into_hook(fixture, factory)
+
+
+def store_in_hook_callable(fixture: Fixture) -> cst.Module | None:
+    """The same store moved into a forward hook that is a callable object of a new class, which
+    holds the module: `self.fc.register_forward_hook(_Keep(self))`, with
+    `class _Keep: def __call__(self, module, inputs, output): self.owner.cache.append(output)`."""
+
+    def callable_class(site: _HookSite, taken: set[str]) -> tuple[str, list[cst.CSTNode], bool]:
+        name = _fresh(fixture, "_Keep", taken)
+        return f"{name}({site.instance})", [_holder_class(fixture, site, taken, name, "__call__")], False
+
+    return _moved_into_hook(fixture, callable_class)
+
+
+def store_in_hook_bound_method(fixture: Fixture) -> cst.Module | None:
+    """The same store moved into a forward hook that is a bound method of a helper object:
+    `self.fc.register_forward_hook(_Keeper(self).keep)`, with
+    `class _Keeper: def keep(self, module, inputs, output): self.owner.cache.append(output)`."""
+
+    def bound_method(site: _HookSite, taken: set[str]) -> tuple[str, list[cst.CSTNode], bool]:
+        name, method = _fresh(fixture, "_Keeper", taken), _fresh(fixture, "keep", taken)
+        return f"{name}({site.instance}).{method}", [_holder_class(fixture, site, taken, name, method)], False
+
+    return _moved_into_hook(fixture, bound_method)
+
+
+def _holder_class(fixture: Fixture, site: _HookSite, taken: set[str], name: str, method: str) -> cst.CSTNode:
+    module, inputs, output = _hook_names(fixture, taken)
+    owner = _fresh(fixture, "owner", taken)
+    holder = "self" if "self" not in (module, inputs, output, owner) else _fresh(fixture, "keeper", taken)
+    stored = _code(_hook_statement(site, {site.value: output, site.instance: f"{holder}.{owner}"})).strip()
+    empty = cst.EmptyLine(indent=False)
+    definition = cst.parse_statement(
+        f"class {name}:\n"
+        f"    def __init__({holder}, {owner}):\n"
+        f"        {holder}.{owner} = {owner}\n\n"
+        f"    def {method}({holder}, {module}, {inputs}, {output}):\n"
+        f"        {stored}\n"
+    )
+    return definition.with_changes(leading_lines=[empty, empty])
+
+
 # ---------------------------------------------------------------------------------------------
 # The registry, and the invariance table
 
@@ -1172,6 +1359,9 @@ TRANSFORMATIONS = (
     Transformation("extract_store_to_function", extract_store_to_function),
     Transformation("wrap_appended_in_tuple", wrap_appended_in_tuple),
     Transformation("wrap_appended_in_dict", wrap_appended_in_dict),
+    Transformation("store_in_hook_factory", store_in_hook_factory),
+    Transformation("store_in_hook_callable", store_in_hook_callable),
+    Transformation("store_in_hook_bound_method", store_in_hook_bound_method),
 )
 
 

@@ -71,7 +71,7 @@ def test_relative_import_of_a_helper_class_and_function(tmp_path: Path) -> None:
     found = _found(_project(tmp_path, ".utils", "pkg/utils.py"))
     assert [(row, code) for row, code, _ in found] == [(14, "TL004"), (16, "TL004")]
     assert "`AverageMeter.update` adds it to `self.sum`" in found[0][2]
-    assert "`record` appends it to its argument" in found[1][2]
+    assert "`record` runs `history.append(loss)`" in found[1][2]
 
 
 def test_absolute_import_from_the_project_root(tmp_path: Path) -> None:

@@ -107,6 +107,11 @@ class Summary:
     # Arguments kept as they are (`errors.append(e)`, `self.bad.append((path, e))`), not values
     # computed from them: what a caught exception needs to be kept with its traceback.
     kept_as_is: frozenset[int] = frozenset()
+    # Statements that act only on the arguments (`owner.buf = value`, `container[key] += value`,
+    # `meter.update(value)`), by parameter name: replayed at each call with the caller's
+    # arguments, so that what a helper does to them is judged as if written at the call.
+    forwarded: tuple[cst.BaseSmallStatement, ...] = ()
+    params: tuple[str, ...] = ()  # the names the forwarded statements use, by argument position
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
@@ -182,9 +187,12 @@ class Facts:
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
-            # `self.meter.sum`: state of an object that an attribute keeps, as long-lived as that one.
+            # `self.meter.sum`, `self.owner.cache`: state of an object that an attribute keeps, as
+            # long-lived as that one; what it is, by what the module assigns to that attribute name.
             lifetime, _ = self.container_kind(unit, expr.value)
-            return lifetime if lifetime in ("attribute", "global") else "local", None
+            if lifetime not in ("attribute", "global"):
+                return "local", None
+            return lifetime, self._attribute_kind_anywhere(expr.attr.value)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
@@ -207,6 +215,15 @@ class Facts:
                 return ("closure" if owner is not unit else "local"), "managed"
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
+
+    def _attribute_kind_anywhere(self, attribute: str) -> str | None:
+        """The kind of an attribute of an object whose class is not known here: from every
+        assignment to that attribute name in the module (`self.cache = []` in any class)."""
+        classes = self.index.classes.values()
+        if attribute in self.index.foreign_managed or any(attribute in cls.managed for cls in classes):
+            return "managed"
+        values = [v for cls in classes for v, _ in cls.attribute_values.get(attribute, [])]
+        return _kind_of(self.imports, [*values, *self.index.foreign_attributes.get(attribute, [])])
 
 
 def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) -> list[cst.BaseExpression]:

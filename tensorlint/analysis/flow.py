@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import libcst as cst
 
@@ -53,6 +54,7 @@ from tensorlint.analysis.syntax import (
     hands_over_data,
     iterates_loader,
     own_nodes,
+    placed,
     reset_every_iteration,
     target_names,
 )
@@ -119,6 +121,9 @@ class _Walker:
         self.iteration_fresh: list[set[str]] = []
         # `obj.attr` -> the escape of the closure stored there, and how many `if`s were around it
         self.patched: dict[str, tuple[ClosureEscape, int]] = {}
+        self.report_at: cst.CSTNode | None = None  # the call whose helper's statements are replayed
+        self.replay_via: str | None = None  # and what its findings say the helper did
+        self.replaying = 0
 
     # -- values.Scope ------------------------------------------------------------------------
 
@@ -540,6 +545,7 @@ class _Walker:
         via: str | None = None,
         concatenates: bool = False,
     ) -> None:
+        node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
         fresh = root in self.fresh
         if value == UNKNOWN and root in self.index.concatenated:
@@ -564,6 +570,7 @@ class _Walker:
         value_expr: cst.BaseExpression,
         via: str | None = None,
     ) -> None:
+        node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)
         self.facts.accumulations.append(Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh))
@@ -793,10 +800,12 @@ class _Walker:
             # (a caught exception is judged here, in the handler that caught it).
             return
         summary = summary_of(facts, target)
-        if not (summary.keeps or summary.appends_into or summary.stores_under_key):
-            return
         args = _arguments_by_position(call, target)
         helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
+        if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
+            self._replay(summary, args, node, helper)
+        if not (summary.keeps or summary.appends_into or summary.stores_under_key):
+            return
         for position, (kept_in, how) in summary.keeps.items():
             arg = args.get(position)
             if arg is None or not ((value := evaluate(arg, self)).graph or value.exception):
@@ -830,6 +839,23 @@ class _Walker:
                 continue
             self._escape(value, "stored in a container", container)
             self._store(node, container, value, arg, grows=grows, via=f"`{helper}` {how} its argument")
+
+    def _replay(self, summary: Summary, args: dict[int, cst.BaseExpression], node: cst.CSTNode, helper: str) -> None:
+        """A helper's statements on its arguments, judged here with the caller's arguments in
+        place of its parameters, and reported at the call (`record` runs `history.append(loss)`)."""
+        given = {name: args[position] for position, name in enumerate(summary.params) if position in args}
+        outer = (self.report_at, self.replay_via)
+        self.replaying += 1
+        try:
+            for statement in summary.forwarded:
+                if not names_in(statement) & set(summary.params) <= set(given):
+                    continue
+                replayed = cast(cst.BaseSmallStatement, statement.visit(_Substitution(given)))
+                runs = f"`{helper}` runs `{cst.Module([]).code_for_node(replayed)}`"
+                self.report_at, self.replay_via = outer[0] or node, outer[1] or runs
+                self._small(replayed)
+        finally:
+            (self.report_at, self.replay_via), self.replaying = outer, self.replaying - 1
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
@@ -1199,6 +1225,33 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     return value
 
 
+_MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
+
+
+class _Substitution(cst.CSTTransformer):
+    """Parameter names replaced by the caller's argument expressions; attribute and keyword
+    names stay as they are."""
+
+    def __init__(self, given: dict[str, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.given = given
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False  # `.attr` is not a parameter: only the value is replaced (in leave)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self.given.get(original_node.value, updated_node)
+
+
 def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
     """The call's arguments by the position of the parameter they bind (keywords matched by name)."""
     params = [p.name.value for p in unit_params(target)]
@@ -1250,12 +1303,16 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     given_graph = _Walker(scratch, unit, arguments=GRAPH)
     given_graph.run()
     params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
+    forwarded = _argument_statements(unit, set(params))
+    replayed = {id(n) for statement in forwarded for n in (statement, *walk(statement))}
     keeps: dict[int, tuple[str, str]] = {}
     appends_into: dict[int, int] = {}
     under_key: dict[int, tuple[int, int]] = {}
     as_is: set[int] = set()
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
     for event in events:
+        if id(event.node) in replayed:
+            continue  # judged at each call, with the caller's arguments
         target = event.target if isinstance(event, Accumulation) else event.container
         sources = event.value.sources & set(params)
         as_is |= {params.index(name) for name in _displayed_names(event.value_expr) & sources}
@@ -1284,7 +1341,40 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         given_graph.elements,
         under_key,
         frozenset(as_is),
+        forwarded,
+        tuple(params),
     )
+
+
+def _acted_on(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What a statement writes into (`owner.buf` in `owner.buf = v`) or calls a method of."""
+    if isinstance(statement, cst.Assign):
+        return [t.target for t in statement.targets]
+    if isinstance(statement, cst.AugAssign):
+        return [statement.target]
+    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+        func = statement.value.func
+        return [func.value] if isinstance(func, cst.Attribute) else []
+    return []
+
+
+def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallStatement, ...]:
+    """The helper's statements that act only on its arguments: an assignment into an attribute
+    or a slot of one (`owner.buf = value`, `container[key] += value`), or a call of a method of
+    one (`meter.update(value)`), reading nothing but the arguments and the module's names."""
+    local = set(unit.bindings) - params
+    found: list[cst.BaseSmallStatement] = []
+    for kind in (cst.Assign, cst.AugAssign, cst.Expr):
+        for statement, _ in placed(unit, kind):
+            targets = _acted_on(statement)
+            on_argument = all(
+                isinstance(t, (cst.Attribute, cst.Subscript, cst.Name)) and (root_name(t) or "").split(".")[0] in params
+                for t in targets
+            )
+            bare = any(isinstance(t, cst.Name) for t in targets) and not isinstance(statement, cst.Expr)
+            if targets and on_argument and not bare and not names_in(statement) & local:
+                found.append(statement)
+    return tuple(found)
 
 
 def _displayed_names(expr: cst.BaseExpression) -> set[str]:

@@ -793,6 +793,21 @@ def _is_zero(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
     return False
 
 
+def _instance_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int) -> list[ClassInfo]:
+    """The classes of this module that an expression may be an instance of: `Keeper(...)`, or a
+    name or `self` attribute assigned one."""
+    if depth > 3:
+        return []
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in index.classes:
+        return [index.classes[expr.func.value]]
+    values: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Name) and expr.value != unit.self_name:
+        values = unit.lookup_bindings(expr.value)
+    elif (attribute := self_attribute(unit, expr)) is not None and unit.cls is not None:
+        values = [v for cls in lineage(index.classes, unit.cls) for v, _ in cls.attribute_values.get(attribute, [])]
+    return [cls for value in values for cls in _instance_classes(index, value, unit, depth + 1)]
+
+
 def resolve_callable(
     index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0
 ) -> list[tuple[Unit, int, frozenset[str]]]:
@@ -809,12 +824,14 @@ def resolve_callable(
         for value in unit.lookup_bindings(expr.value):
             results.extend(resolve_callable(index, value, unit, depth + 1))
         return results
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and unit.cls is not None:
-        if expr.value.value == unit.self_name:
-            method = unit.cls.methods.get(expr.attr.value)
-            if method is not None:
-                return [(index.method_units[id(method)], 0, frozenset())]
-        return []
+    if isinstance(expr, cst.Attribute):
+        name = expr.attr.value
+        own = isinstance(expr.value, cst.Name) and expr.value.value == unit.self_name
+        # `self.keep`, or a bound method of a helper object: `Keeper(self).keep`, `keeper.keep`.
+        classes = ([unit.cls] if unit.cls else []) if own else _instance_classes(index, expr.value, unit, depth + 1)
+        methods = [cls.methods[name] for made in classes for cls in lineage(index.classes, made) if name in cls.methods]
+        none: frozenset[str] = frozenset()
+        return [(index.method_units[id(methods[0])], 0, none)] if methods else []
     if isinstance(expr, cst.Call):
         qualified = index.imports.qualify(expr.func) or dotted_name(expr.func)
         if qualified in ("functools.partial", "partial") and expr.args:
