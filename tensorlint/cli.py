@@ -77,6 +77,9 @@ def _check_parser() -> argparse.ArgumentParser:
     reporting.add_argument("--show-fixes", action="store_true", help="list the fixes available for the findings")
     reporting.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     reporting.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    # Given by the hook's entry in .pre-commit-hooks.yaml, not by people: a hook user cannot pass
+    # flags, so the hints name the hook's `args:` instead.
+    reporting.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
 
     fixing = parser.add_argument_group("fixes")
     fixing.add_argument("--fix", action="store_true", help="apply fixes (safe ones; unsafe too with --unsafe-fixes)")
@@ -190,6 +193,7 @@ def _check(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         fix=args.fix,
         unsafe_fixes=args.unsafe_fixes,
+        pre_commit=args.pre_commit,
     )
     if args.add_noqa and any(str(path) == "-" for path in paths):
         raise ConfigError("--add-noqa cannot edit source read from stdin")
