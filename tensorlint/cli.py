@@ -6,13 +6,13 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tensorlint import __version__
 from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
-from tensorlint.arguments import Parser
+from tensorlint.arguments import COMMANDS, Parser, overview
 from tensorlint.cache import ResultCache, default_cache_dir
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
 from tensorlint.docs import render_table, rule_record
@@ -33,7 +33,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _check_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="tensorlint check",
-        description="Find PyTorch memory-leak patterns before the code runs.",
+        description=COMMANDS["check"] + ".",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders to check ('-' reads stdin); default: .")
     parser.add_argument("--stdin-filename", help="the name to report for source read from stdin")
@@ -77,6 +77,9 @@ def _check_parser() -> argparse.ArgumentParser:
     reporting.add_argument("--show-fixes", action="store_true", help="list the fixes available for the findings")
     reporting.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     reporting.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    # Given by the hook's entry in .pre-commit-hooks.yaml, not by people: a hook user cannot pass
+    # flags, so the hints name the hook's `args:` instead.
+    reporting.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
 
     fixing = parser.add_argument_group("fixes")
     fixing.add_argument("--fix", action="store_true", help="apply fixes (safe ones; unsafe too with --unsafe-fixes)")
@@ -116,14 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in ("--version", "-V"):
         print(f"tensorlint {__version__}")
         return EXIT_CLEAN
-    if args and args[0] == "rule":
-        return _rule(args[1:])
-    if args and args[0] == "rules":
-        return _rules(args[1:])
-    if args and args[0] == "verify":
-        return _verify(args[1:])
-    if args and args[0] in ("server", "lsp"):
-        return _server()
+    if args and args[0] in ("--help", "-h"):  # `tensorlint check --help` has the options for checking
+        sys.stdout.write(overview())
+        return EXIT_CLEAN
+    if args and args[0] in HANDLERS:
+        return HANDLERS[args[0]](args[1:])
     if args and args[0] == "check":
         args = args[1:]
     try:
@@ -190,6 +190,7 @@ def _check(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         fix=args.fix,
         unsafe_fixes=args.unsafe_fixes,
+        pre_commit=args.pre_commit,
     )
     if args.add_noqa and any(str(path) == "-" for path in paths):
         raise ConfigError("--add-noqa cannot edit source read from stdin")
@@ -291,7 +292,11 @@ def _add_noqa(run: Run) -> int:
     return EXIT_ERROR if run.failed else EXIT_CLEAN
 
 
-def _server() -> int:
+def _server(args: list[str]) -> int:
+    parser = Parser(prog="tensorlint server", description=COMMANDS["server"] + ".")
+    # Language clients (vscode-languageclient among them) pass --stdio; it is the only transport.
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin and stdout (the default)")
+    parser.parse_args(args)  # --help prints and exits here, before anything starts
     try:
         from tensorlint.server import main as serve
     except ImportError as error:  # pygls is an extra: the linter itself does not need it
@@ -308,7 +313,7 @@ def _verify(args: list[str]) -> int:
 
 
 def _rule(args: list[str]) -> int:
-    parser = Parser(prog="tensorlint rule", description="Print a rule's documentation.")
+    parser = Parser(prog="tensorlint rule", description=COMMANDS["rule"] + ".")
     parser.add_argument("code", nargs="?", help="a rule code, e.g. TL001")
     parser.add_argument("--all", action="store_true", help="every rule")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -332,10 +337,20 @@ def _rule(args: list[str]) -> int:
 
 
 def _rules(args: list[str]) -> int:
-    parser = Parser(prog="tensorlint rules", description="List every rule: default state and fix availability.")
+    parser = Parser(prog="tensorlint rules", description=COMMANDS["rules"] + ".")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     if parser.parse_args(args).output_format == "json":
         print(json.dumps([rule_record(rule) for rule in all_rules()], indent=2))
     else:
         sys.stdout.write(render_table())
     return EXIT_CLEAN
+
+
+# The commands other than `check`, which is also the default; `tensorlint --help` lists them from COMMANDS.
+HANDLERS: dict[str, Callable[[list[str]], int]] = {
+    "verify": _verify,
+    "rule": _rule,
+    "rules": _rules,
+    "server": _server,
+    "lsp": _server,
+}

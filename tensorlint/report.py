@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from tensorlint.findings import Finding, Location, applicable
+from tensorlint.findings import Finding, Location
 from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError, read_notebook_file
-from tensorlint.output import HUMAN_FORMATS, WRITERS, OutputContext, escape, fix_listing, statistics, summary
+from tensorlint.output import HUMAN_FORMATS, WRITERS, FixAdvice, OutputContext, escape, fix_listing, statistics, summary
 from tensorlint.source import read_source
 
 
@@ -47,6 +47,11 @@ class ReportOptions:
     quiet: bool  # no closing lines
     fix: bool  # the closing line says what --fix did
     unsafe_fixes: bool  # fixes that may change behaviour count as applicable
+    pre_commit: bool = False  # run by the pre-commit hook: hints name the hook's `args:`, not flags
+
+    @property
+    def advice(self) -> FixAdvice:
+        return FixAdvice(unsafe=self.unsafe_fixes, pre_commit=self.pre_commit)
 
 
 def write_report(run: Run, options: ReportOptions, stream: TextIO, *, colour: bool) -> None:
@@ -68,24 +73,16 @@ def write_report(run: Run, options: ReportOptions, stream: TextIO, *, colour: bo
     else:
         stream.write(WRITERS[options.output_format](run.findings, OutputContext(source_of, colour)))
     if options.show_fixes and human:
-        stream.write(fix_listing(run.findings))
-    if human and not options.quiet:
-        stream.write(_closing_lines(run, options) + "\n")
+        stream.write(fix_listing(run.findings, options.advice))
+    closing = _closing_lines(run, options) if human and not options.quiet else ""
+    if closing:
+        stream.write(closing + "\n")
 
 
 def _closing_lines(run: Run, options: ReportOptions) -> str:
-    """ruff's closing lines: the count, what --fix did, or what it could do."""
-    if options.fix:
-        total = len(run.findings) + run.fixed
-        if total == 0:
-            return summary([])
-        return f"Found {total} error{'s' if total != 1 else ''} ({run.fixed} fixed, {len(run.findings)} remaining)."
-    text = summary(run.findings)
-    fixable = sum(1 for f in run.findings if applicable(f, options.unsafe_fixes))
-    hidden = sum(1 for f in run.findings if f.fix is not None) - fixable
-    hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
-    if fixable:
-        text += f"\n[*] {fixable} fixable with the `--fix` option" + (f" ({hint})." if hidden else ".")
-    elif hidden:
-        text += f"\nNo fixes available ({hint})."
-    return text
+    """ruff's closing lines: the count (with what --fix did), then what --fix could do."""
+    fixed = run.fixed if options.fix else 0
+    if run.failed and not run.findings and not fixed:
+        return ""  # a path was missing or a check failed: "All checks passed!" would not be true
+    hint = options.advice.hint(run.findings)
+    return summary(run.findings, fixed) + (f"\n{hint}" if hint else "")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tensorlint.findings import Applicability
+from tensorlint.project import PROJECT_URL
 
 if TYPE_CHECKING:  # the rule table is read without LibCST: only checking needs it
     import libcst as cst
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # the rule table is read without LibCST: only checking needs 
 
 __all__ = ["DOCS_URL", "Applicability", "NodeFix", "Report", "Rule", "dedent"]  # Applicability: for NodeFix
 
-DOCS_URL = "https://github.com/tensorlint/tensorlint/blob/main/docs/rules/{code}.md"
+DOCS_URL = PROJECT_URL + "/blob/main/docs/rules/{code}.md"
 
 
 @dataclass(frozen=True)

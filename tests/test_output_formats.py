@@ -258,17 +258,19 @@ def test_show_fixes_says_when_there_are_none(ci_project: Path, capsys: pytest.Ca
 
 def test_show_fixes_lists_unsafe_fixes_with_their_safety(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--show-fixes", "pkg")
-    assert "1 fix available:" in out.splitlines()
+    assert "1 unsafe fix available with `--fix --unsafe-fixes`:" in out.splitlines()
     assert any(line.endswith("(unsafe)") and "TL004 Accumulate" in line for line in out.splitlines())
+    _, out = run(capsys, "--show-fixes", "--unsafe-fixes", "pkg")
+    assert "1 fix available with `--fix`:" in out.splitlines()
 
 
 def test_show_fixes_lists_each_available_fix() -> None:
-    from tensorlint.output import fix_listing
+    from tensorlint.output import FixAdvice, fix_listing
 
     fix = Fix("Remove unused `noqa` directive", Applicability.SAFE, (Edit("", Location(1, 5), Location(1, 20)),))
     finding = Finding("TL900", "Unused `noqa` directive", "a.py", Location(1, 7), Location(1, 20), fix)
-    assert fix_listing([finding]).splitlines() == [
-        "1 fix available:",
+    assert fix_listing([finding], FixAdvice(unsafe=False, pre_commit=False)).splitlines() == [
+        "1 fix available with `--fix`:",
         "  a.py:1:7: TL900 Remove unused `noqa` directive (safe)",
     ]
     assert "TL900 [*] " in WRITERS["concise"]([finding], OutputContext())

@@ -50,3 +50,5 @@ def test_pre_commit_hook_reports_the_leaky_file_and_notebook_only(tmp_path: Path
     )  # `types_or` names jupyter: notebooks reach the hook
     report = output.split("- hook id: tensorlint")[-1]
     assert "clean.py" not in report and "clean.ipynb" not in report
+    assert "`args: [--fix, --unsafe-fixes]` in the tensorlint hook" in report  # a flag the hook user cannot pass
+    assert "`--fix --unsafe-fixes`" not in report

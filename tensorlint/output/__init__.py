@@ -8,7 +8,7 @@ from tensorlint.findings import Finding
 from tensorlint.output import github, gitlab, junit, sarif
 from tensorlint.output.context import OutputContext, escape, use_colour
 from tensorlint.output.json_formats import json_array, json_lines
-from tensorlint.output.summary import fix_listing, statistics, summary
+from tensorlint.output.summary import FixAdvice, fix_listing, statistics, summary
 from tensorlint.output.text import concise, full
 
 Writer = Callable[[Sequence[Finding], OutputContext], str]
@@ -31,6 +31,7 @@ __all__ = [
     "FORMATS",
     "HUMAN_FORMATS",
     "WRITERS",
+    "FixAdvice",
     "OutputContext",
     "Writer",
     "escape",

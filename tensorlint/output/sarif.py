@@ -15,11 +15,12 @@ from tensorlint import __version__
 from tensorlint.findings import Finding, Location
 from tensorlint.output.context import OutputContext, escape, severity
 from tensorlint.output.fingerprint import line_hashes
+from tensorlint.project import PROJECT_URL
 from tensorlint.rule import Rule
 from tensorlint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/tensorlint/tensorlint"
+INFORMATION_URI = PROJECT_URL
 SOURCE_ROOT = "%SRCROOT%"
 _LIMIT = 1024  # GitHub's limit on short and full descriptions
 
