@@ -1177,7 +1177,11 @@ def _hook_sites(fixture: Fixture) -> list[_HookSite]:
     for store in _marked_stores(fixture):
         forward = fixture.enclosing(store, (cst.FunctionDef, cst.ClassDef))
         cls = fixture.enclosing(forward, (cst.ClassDef, cst.FunctionDef)) if forward is not None else None
-        if _line_codes(store) != ["TL001"] or not isinstance(forward, cst.FunctionDef) or forward.name.value != "forward":
+        if (
+            _line_codes(store) != ["TL001"]
+            or not isinstance(forward, cst.FunctionDef)
+            or forward.name.value != "forward"
+        ):
             continue
         if not isinstance(cls, cst.ClassDef) or cls in sites or fixture.parents.get(store) is not forward.body:
             continue
@@ -1206,7 +1210,9 @@ def _submodule_output(forward: cst.FunctionDef, store: cst.CSTNode, instance: st
         and isinstance(line.body[0], cst.Assign)
         and value in {_dotted(t.target) for t in line.body[0].targets}
     ]
-    every_binding = [n for n in _walk(forward) if isinstance(n, cst.Name) and n.value == value and _is_target(forward, n)]
+    every_binding = [
+        n for n in _walk(forward) if isinstance(n, cst.Name) and n.value == value and _is_target(forward, n)
+    ]
     if len(bindings) != 1 or len(every_binding) != 1 or bindings[0][0] >= statements.index(store):  # type: ignore[arg-type]
         return None
     call = bindings[0][1].value
@@ -1241,12 +1247,20 @@ class _Renamed(cst.CSTTransformer):
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         return updated_node.with_changes(value=original_node.value.visit(self))
 
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False  # a keyword's name is not a variable
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         new = self.names.get(original_node.value)
         return _expression(new) if new is not None else updated_node
 
 
-def _moved_into_hook(fixture: Fixture, hook: Callable[[_HookSite, set[str]], tuple[str, list[cst.CSTNode], bool]]) -> cst.Module | None:
+def _moved_into_hook(
+    fixture: Fixture, hook: Callable[[_HookSite, set[str]], tuple[str, list[cst.CSTNode], bool]]
+) -> cst.Module | None:
     """Each site's store leaves forward; `__init__` ends by registering what `hook` makes (its
     registration expression, the definitions it needs, whether they go in the class or the module)."""
     taken: set[str] = set()
@@ -1256,7 +1270,9 @@ def _moved_into_hook(fixture: Fixture, hook: Callable[[_HookSite, set[str]], tup
         registration, definitions, in_class = hook(site, taken)
         line = cst.parse_statement(f"{site.instance}.{site.submodule}.register_forward_hook({registration})\n")
         init_body = list(site.init.body.body)
-        swap[site.init] = _replace_with(site.init.with_changes(body=site.init.body.with_changes(body=[*init_body, line])))
+        swap[site.init] = _replace_with(
+            site.init.with_changes(body=site.init.body.with_changes(body=[*init_body, line]))
+        )
         kept = [s for s in site.forward.body.body if s is not site.store]
         swap[site.forward] = _replace_with(site.forward.with_changes(body=site.forward.body.with_changes(body=kept)))
         if in_class:
@@ -1341,6 +1357,132 @@ def _holder_class(fixture: Fixture, site: _HookSite, taken: set[str], name: str,
     return definition.with_changes(leading_lines=[empty, empty])
 
 
+# --- 10. a loop's body moved into a LightningModule's training_step --------------------------------
+
+_NOT_MOVABLE = (cst.Return, cst.Yield, cst.Await, cst.Break, cst.Continue, cst.FunctionDef, cst.Lambda, cst.ClassDef,
+                cst.Global, cst.Nonlocal, cst.NamedExpr, cst.CompFor)  # fmt: skip
+
+
+def loop_body_to_training_step(fixture: Fixture) -> cst.Module | None:
+    """A loop over batches with a marked TL004 accumulation (`total += loss`, `total = total + loss`)
+    becomes a loop that calls a LightningModule's `training_step` once per batch, its body moved
+    there: the function's variables that the body reads or updates become the module's attributes
+    (given in `__init__`, copied back after the loop), the loop variables come in as the batch.
+
+    `for inputs, targets in loader: ...; total += loss` ->
+    `step = _Step(model, total)`, `for i, batch in enumerate(loader): step.training_step(batch, i)`,
+    `total = step.total`, with `def training_step(self, batch, batch_idx): inputs, targets = batch; ...;
+    self.total += loss`. The module's step is called directly, with gradients on, as in the loop.
+    Stores (`losses.append(loss)`, `d[k] = v`) are left alone: one in a step method is TL001's, a
+    container kept until it is cleared.
+    """
+    taken: set[str] = set()
+    swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
+    definitions: list[cst.CSTNode] = []
+    for loop in {_movable_loop(fixture, s) for s in fixture.marked_statements} - {None}:
+        assert isinstance(loop, cst.For)
+        function = cst.ensure_type(fixture.enclosing(loop, (cst.FunctionDef,)), cst.FunctionDef)
+        shared = _loop_state(function, loop)
+        if shared is None:
+            continue
+        names = {n: _fresh(fixture, n, taken) for n in ("_Step", "step", "lm", "batch", "batch_idx", "i")}
+        lm = names["lm"]
+        attributes = {n: _fresh(fixture, f"{n}_", taken) if n in _MODULE_ATTRIBUTES else n for n in shared}
+        renamed = [
+            cst.ensure_type(s.visit(_Renamed({n: f"{lm}.{a}" for n, a in attributes.items()})), cst.BaseStatement)
+            for s in loop.body.body
+        ]
+        unpack = cst.parse_statement(f"{_code(loop.target)} = {names['batch']}\n")
+        init = "".join(f"        {lm}.{attributes[n]} = {n}\n" for n in shared)
+        header = cst.parse_statement(
+            f"class {names['_Step']}(LightningModule):\n"
+            f"    def __init__({', '.join([lm, *shared])}):\n"
+            f"        super().__init__()\n{init}\n"
+            f"    def training_step({lm}, {names['batch']}, {names['batch_idx']}):\n"
+            f"        pass\n"
+        )
+        cls = cst.ensure_type(header, cst.ClassDef)
+        step_method = cst.ensure_type(cls.body.body[-1], cst.FunctionDef)
+        step_method = step_method.with_changes(body=step_method.body.with_changes(body=[unpack, *renamed]))
+        cls = cls.with_changes(body=cls.body.with_changes(body=[*cls.body.body[:-1], step_method]))
+        empty = cst.EmptyLine(indent=False)
+        definitions += [
+            cst.parse_statement("from lightning.pytorch import LightningModule\n"),
+            cls.with_changes(leading_lines=[empty, empty]),
+        ]
+        step, batch, i = names["step"], names["batch"], names["i"]
+        written = sorted(_assigned_in(loop.body) & set(shared))
+        replacement = [
+            cst.parse_statement(f"{step} = {names['_Step']}({', '.join(shared)})\n"),
+            cst.parse_statement(
+                f"for {i}, {batch} in enumerate({_code(loop.iter)}):\n    {step}.training_step({batch}, {i})\n"
+            ),
+            *(cst.parse_statement(f"{n} = {step}.{attributes[n]}\n") for n in written),
+        ]
+        swap[loop] = lambda _, new=replacement: cst.FlattenSentinel(new)  # type: ignore[misc]
+    if definitions:
+        swap[fixture.module] = _with_functions(definitions)  # type: ignore[arg-type]
+    return _swapped(fixture, swap)
+
+
+# What nn.Module and LightningModule define already (some are read-only): a variable of that name
+# becomes an attribute with a trailing underscore.
+_MODULE_ATTRIBUTES = frozenset(
+    ["device", "dtype", "training", "trainer", "logger", "log", "hparams", "current_epoch", "global_step",
+     "optimizers", "lr_schedulers", "precision", "fabric", "on_gpu", "local_rank", "global_rank", "forward",
+     "train", "eval", "parameters", "modules", "children", "state_dict", "to", "cuda", "cpu", "float", "half",
+     "apply", "zero_grad", "log_dict", "print", "loggers", "example_input_array", "automatic_optimization"]
+)  # fmt: skip
+
+
+def _movable_loop(fixture: Fixture, statement: cst.BaseStatement) -> cst.For | None:
+    """The `for` loop directly in a function's body around a marked TL004 statement, if its body can move."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and _line_codes(statement) == ["TL004"]):
+        return None
+    small = statement.body[0]
+    accumulates = isinstance(small, cst.AugAssign) and not isinstance(small.value, cst.List | cst.Tuple)
+    accumulates |= isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)
+    if not accumulates:
+        return None  # a store into a container that a step method keeps is TL001's (kept until cleared)
+    loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
+    if not isinstance(loop, cst.For) or loop.asynchronous or loop.orelse is not None:
+        return None
+    function = fixture.enclosing(loop, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.If, cst.With, cst.Try))
+    if not isinstance(function, cst.FunctionDef) or fixture.parents.get(loop) is not function.body:
+        return None
+    return None if any(isinstance(n, _NOT_MOVABLE) for n in _walk(loop.body)) else loop
+
+
+def _loop_state(function: cst.FunctionDef, loop: cst.For) -> list[str] | None:
+    """The function's variables the body reads or writes (bound before the loop; loop variables
+    aside), or None where moving the body would change what runs: a name the body makes that the
+    function reads after the loop, or a variable bound only after it."""
+    statements = list(function.body.body)
+    before, after = statements[: statements.index(loop)], statements[statements.index(loop) + 1 :]
+    params = {
+        p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+    }
+    bound_before = params | {n for s in before for n in _assigned_in(s)}
+    own = {n.value for n in _walk(loop.target) if isinstance(n, cst.Name)}
+    used = {n.value for n in _walk(loop.body) if isinstance(n, cst.Name)}
+    shared = sorted((used & bound_before) - own)
+    made = _assigned_in(loop.body) - set(shared)
+    read_after = {n.value for s in after for n in _walk(s) if isinstance(n, cst.Name)}
+    later = {n for s in after for n in _assigned_in(s)}
+    if made & read_after or (used - own - bound_before) & later or "super" in used:
+        return None
+    return shared
+
+
+def _assigned_in(node: cst.CSTNode) -> set[str]:
+    """Names a statement binds: assignment, augmented assignment and loop targets."""
+    names: set[str] = set()
+    for child in [node, *_walk(node)]:
+        if isinstance(child, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For):
+            names |= {n.value for n in [child.target, *_walk(child.target)] if isinstance(n, cst.Name)}
+    return names
+
+
 # ---------------------------------------------------------------------------------------------
 # The registry, and the invariance table
 
@@ -1362,6 +1504,7 @@ TRANSFORMATIONS = (
     Transformation("store_in_hook_factory", store_in_hook_factory),
     Transformation("store_in_hook_callable", store_in_hook_callable),
     Transformation("store_in_hook_bound_method", store_in_hook_bound_method),
+    Transformation("loop_body_to_training_step", loop_body_to_training_step),
 )
 
 

@@ -68,6 +68,7 @@ from tensorlint.analysis.values import (
     UNKNOWN,
     Value,
     evaluate,
+    is_criterion_name,
     is_model_name,
 )
 from tensorlint.analysis.walk import children, walk
@@ -196,7 +197,8 @@ class _Walker:
             return None
         if any(a.graph for a in args):
             results = tuple(_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
-        elif any(a.tensor for a in args):  # tensors without a graph: what the helper makes of them
+        elif any(a.tensor for a in args) and not any(a.module for a in args):
+            # Tensors without a graph, and no module to make one: what the helper makes of them.
             results = tuple(replace(r, graph=False, sources=frozenset()) for r in given_graph)
         else:
             results = plain
@@ -323,8 +325,10 @@ class _Walker:
                 value = GRAPH if self._graph_given() else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
-            elif not words and is_model_name(name):
-                value = MODULE  # `def evaluate(model, loader)`: named for what it holds
+            elif not words and (is_model_name(name) or is_criterion_name(name)):
+                value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
+            elif position == 0 and unit.is_method and unit.name in _LIGHTNING_STEPS and not words:
+                value = TENSOR  # Lightning hands a step the loader's batch: tensors, without a graph
             else:
                 value = UNKNOWN
             if param.default is not None and evaluate(param.default, self).cuda:
@@ -1225,6 +1229,8 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     return value
 
 
+# LightningModule's per-batch methods, which Lightning calls with `(batch, batch_idx)`.
+_LIGHTNING_STEPS = frozenset(["training_step", "validation_step", "test_step", "predict_step"])
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
 
 

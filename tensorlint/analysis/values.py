@@ -242,6 +242,12 @@ def is_model_name(name: str) -> bool:
     return lowered in _MODEL_NAMES or lowered.rsplit("_", 1)[-1] in _MODEL_NAMES - {"module"}
 
 
+def is_criterion_name(name: str) -> bool:
+    """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`."""
+    lowered = name.lower()
+    return "criterion" in lowered or lowered.endswith(("loss_fn", "loss_func", "loss_function"))
+
+
 def is_loss_name(name: str) -> bool:
     lowered = name.lower()
     return "loss" in lowered or "criterion" in lowered
