@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import run_tensorlint
+from runtime_cases import on_device
 
 pytest.importorskip("torch")
 
@@ -22,8 +23,9 @@ def test_prints_the_verdict_under_the_finding() -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     finding, runtime, summary = result.stdout.splitlines()
     assert finding.startswith("fixtures/runtime/tl001_feature_cache.py:17:9: TL001 ")
+    on = on_device(cpu="cpu", cuda="cuda:0")  # the fixture's model follows the device
     assert runtime.startswith(
-        "  runtime (FeatureRecorder (train step)): CONFIRMED on cpu: +16.0 KiB per call over 10 calls"
+        f"  runtime (FeatureRecorder (train step)): CONFIRMED on {on}: +16.0 KiB per call over 10 calls"
     )
     assert "held by FeatureRecorder.features (list, " in runtime
     assert summary == "Verified 1 finding: 1 confirmed."

@@ -34,6 +34,24 @@ def test_growth_below_the_threshold_is_noise() -> None:
     assert decision.verdict == "not reproduced"
 
 
+def test_bytes_below_the_threshold_without_more_tensors_are_noise() -> None:
+    """A storage that grows a little (a `resize_`) is noise in the byte total, not a kept tensor."""
+    decision = decide([i * 100 for i in range(21)], 512 * KIB, [0] * 21, live_tensors=[1] * 21)
+    assert decision.verdict == "not reproduced"
+
+
+def test_one_more_live_tensor_per_call_is_a_leak_whatever_its_size() -> None:
+    decision = decide([i * 128 for i in range(21)], 512 * KIB, [0] * 21, live_tensors=list(range(21)))
+    assert decision.verdict == "confirmed" and decision.basis == "tensors"
+    assert decision.slope == 128 and decision.tensor_slope == 1
+
+
+def test_a_bounded_number_of_tensors_is_not_a_leak() -> None:
+    counts = [min(i, 4) for i in range(21)]
+    decision = decide([c * 128 for c in counts], 512 * KIB, [0] * 21, live_tensors=counts)
+    assert decision.verdict == "not reproduced"
+
+
 def test_graph_growth_without_bytes_is_host_only() -> None:
     decision = decide([0] * 21, allocated_per_call=512 * KIB, graph_nodes=[11 + 8 * i for i in range(21)])
     assert decision.verdict == "host-only"

@@ -9,11 +9,10 @@ import pytest
 from runtime_cases import CASES, planned_job
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.gpu
+pytestmark = pytest.mark.gpu  # skipped without CUDA (conftest.py)
 CONFIRMED = [c for c in CASES if c[2] == "confirmed" and c[1]["kind"] != "loader"]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize(("name", "job"), [(c[0], c[1]) for c in CONFIRMED], ids=[c[0] for c in CONFIRMED])
 def test_ledger_agrees_with_memory_allocated(name: str, job: dict[str, Any]) -> None:
     from tensorlint.verify.drive import run
@@ -24,7 +23,6 @@ def test_ledger_agrees_with_memory_allocated(name: str, job: dict[str, Any]) -> 
     assert abs(verdict.bytes_per_call - allocated) <= 0.01 * allocated, verdict.cross_check
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_forked_workers_fail_after_the_parent_used_cuda() -> None:
     from tensorlint.verify.drive import run
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 import warnings
 
 
@@ -18,9 +17,10 @@ def main() -> int:
     try:
         verdict = run(job)
     except Exception as error:
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        reason = f"the target raised {type(error).__name__}: {error} ({where.filename}:{where.lineno})"
-        verdict = Verdict(INCONCLUSIVE, reason=reason, device="")
+        from tensorlint.verify.failure import summarise
+        from tensorlint.verify.ledger import SKIP_DIRS
+
+        verdict = Verdict(INCONCLUSIVE, reason=f"the target raised {summarise(error, SKIP_DIRS)}", device="")
     with open(job["result"], "w", encoding="utf-8") as handle:
         json.dump(verdict.to_json(), handle)
     return 0

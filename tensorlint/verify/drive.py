@@ -38,15 +38,15 @@ def run(job: dict[str, Any]) -> Verdict:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     calls, warmup = int(job.get("calls", 20)), int(job.get("warmup", 3))
     try:
-        target = _load(job)
+        module, target = _load(job)
         kind = job["kind"]
         if kind == "module":
-            return _module(target, job, device, calls, warmup)
+            return _module(target, job, device, calls, warmup, module)
         _require_no_arguments(target)
         if kind == "call":
-            return measure(target, calls=calls, warmup=warmup, device=device, mode="call")
+            return measure(target, calls=calls, warmup=warmup, device=device, mode="call", module=module)
         if kind == "loop":
-            return _loop(target, job["file"], int(job["line"]), calls, warmup, device)
+            return _loop(target, job["file"], int(job["line"]), calls, warmup, device, module)
         if kind == "loader":
             from tensorlint.verify.dataloader import run_loader
 
@@ -60,7 +60,7 @@ def _inconclusive(reason: str) -> Verdict:
     return Verdict(INCONCLUSIVE, reason=reason, device="", torch=torch.__version__)
 
 
-def _load(job: dict[str, Any]) -> Any:
+def _load(job: dict[str, Any]) -> tuple[ModuleType, Any]:
     module: ModuleType
     if "file" in job:
         path = Path(job["file"]).resolve()
@@ -79,7 +79,7 @@ def _load(job: dict[str, Any]) -> Any:
         if not hasattr(target, part):
             raise inputs.NeedsSpec(f"needs a spec: {job['name']!r} not found in {module.__name__}")
         target = getattr(target, part)
-    return target
+    return module, target
 
 
 def _require_no_arguments(target: Any) -> None:
@@ -101,7 +101,7 @@ def _require_no_arguments(target: Any) -> None:
         )
 
 
-def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int) -> Verdict:
+def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int, module: ModuleType) -> Verdict:
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise inputs.NeedsSpec(f"needs a spec: {job['name']} is not an nn.Module; name an entry (--entry)")
     try:
@@ -122,13 +122,15 @@ def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int)
                 tensors[0].float().sum().backward()
             model.zero_grad(set_to_none=True)
 
-    return measure(step, calls=calls, warmup=warmup, device=device, mode=mode)
+    return measure(step, calls=calls, warmup=warmup, device=device, mode=mode, module=module)
 
 
-def _loop(function: Callable[[], Any], file: str, line: int, calls: int, warmup: int, device: str) -> Verdict:
+def _loop(
+    function: Callable[[], Any], file: str, line: int, calls: int, warmup: int, device: str, module: ModuleType
+) -> Verdict:
     """Sample each time the flagged line is about to run: one sample per loop iteration."""
     filename = str(Path(file).resolve())
-    probe = Probe(device, mode="loop iteration")
+    probe = Probe(device, mode="loop iteration", module=module)
     state: dict[str, Any] = {"hits": 0, "verdict": None}
 
     def local(frame: FrameType, event: str, arg: object) -> Any:

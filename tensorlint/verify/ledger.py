@@ -43,6 +43,7 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
         self.live: dict[tuple[str, int], Entry] = {}
         self.recording = False
         self.allocated = 0  # bytes of every new storage seen while recording, freed or not
+        self.by_device: dict[str, int] = {}  # the same, per device: where the measured code runs
         self.tick = 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -75,11 +76,24 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
             )
             self.live[key] = entry
             self.allocated += nbytes
+            self.by_device[entry.device] = self.by_device.get(entry.device, 0) + nbytes
             weakref.finalize(storage, self._release, key, entry)
 
     def _release(self, key: tuple[str, int], entry: Entry) -> None:
         if self.live.get(key) is entry:  # the pointer may already belong to a newer storage
             del self.live[key]
+
+    def live_tensors(self) -> int:
+        """Storages created while recording and still alive: one more per call is a leak of any size."""
+        return sum(1 for entry in list(self.live.values()) if entry.storage() is not None)
+
+    def device(self) -> str:
+        """Where the measured code ran: the device holding most of the surviving storages' bytes, else
+        most of what it allocated. Empty when it allocated nothing: no device it did not use is named."""
+        for source in (_bytes_by_device(self.live.values()), self.by_device):
+            if source:
+                return max(source, key=lambda d: source[d])
+        return ""
 
     def live_bytes(self) -> int:
         """Re-read sizes through the weak references, so that `resize_` growth counts."""
@@ -90,6 +104,13 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
                 entry.nbytes = storage.nbytes()
                 total += entry.nbytes
         return total
+
+
+def _bytes_by_device(entries: Any) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for entry in list(entries):
+        found[entry.device] = found.get(entry.device, 0) + entry.nbytes
+    return found
 
 
 def _ptr(tensor: torch.Tensor) -> int:

@@ -39,24 +39,32 @@ def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
             env["CUDA_VISIBLE_DEVICES"] = ""
         cwd = str(Path(job["file"]).resolve().parent) if "file" in job else None
         started = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tensorlint.verify.child"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=_limits if cpu_only and sys.platform == "linux" else None,
-        )
-        try:
-            _, stderr = process.communicate(json.dumps(job), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            return Verdict(INCONCLUSIVE, reason=f"timed out after {timeout:g} s", device="")
-        finally:
-            _kill(process)
+        (Path(folder) / "job.json").write_text(json.dumps(job), encoding="utf-8")
+        # Files, not pipes: a process the target forked may keep a pipe open long after the
+        # child is gone; the run ends when the child does.
+        with (
+            open(Path(folder) / "job.json", encoding="utf-8") as stdin,
+            open(Path(folder) / "stdout", "w+b") as stdout,
+            open(Path(folder) / "stderr", "w+b") as stderr_file,
+        ):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "tensorlint.verify.child"],
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr_file,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=_limits if cpu_only and sys.platform == "linux" else None,
+            )
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return Verdict(INCONCLUSIVE, reason=f"timed out after {timeout:g} s", device="")
+            finally:
+                _kill(process)
+            stderr_file.seek(0)
+            stderr = stderr_file.read().decode("utf-8", "replace")
         seconds = time.perf_counter() - started
         if result.exists():
             verdict = Verdict.from_json(json.loads(result.read_text(encoding="utf-8")))
@@ -84,7 +92,7 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (CPU_ADDRESS_LIMIT, CPU_ADDRESS_LIMIT))
 
 
-def _kill(process: subprocess.Popen[str]) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     """End the child's whole process group (its DataLoader workers too), by its own id."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)

@@ -50,6 +50,8 @@ class Verdict:
     threshold: float = 0.0
     allocated_per_call: float = 0.0  # everything the step allocates, freed or not
     graph_nodes_per_call: float = 0.0
+    tensors_per_call: float = 0.0  # Theil-Sen slope of live ledger tensors (storages)
+    basis: str = ""  # what confirmed a leak: "bytes" (the slope cleared the threshold) or "tensors" (one more per call)
     holders: tuple[Holder, ...] = ()
     sites: tuple[Site, ...] = ()
     cross_check: dict[str, Any] = field(default_factory=dict)  # CUDA allocator numbers
@@ -87,9 +89,14 @@ class Verdict:
                 f"+{self.graph_nodes_per_call:.0f} autograd nodes per {unit} over {self.calls} {unit}s"
             )
         else:
-            grew = sum(1 for d in self.deltas if d >= self.threshold / 2) if self.verdict == CONFIRMED else None
             text = f"{head}: +{fmt_bytes(self.bytes_per_call)} per {unit} over {self.calls} {unit}s"
-            if grew is not None:
+            if self.verdict == CONFIRMED and self.basis == "tensors":
+                count = f"{self.tensors_per_call:g} tensor{'s' if self.tensors_per_call != 1 else ''}"
+                text += (
+                    f" (+{count} per {unit}, {round(self.delta_fraction * len(self.deltas))}/{len(self.deltas)} grew)"
+                )
+            elif self.verdict == CONFIRMED:
+                grew = sum(1 for d in self.deltas if d >= self.threshold / 2)
                 text += f" ({grew}/{len(self.deltas)} grew)"
         if self.verdict == CONFIRMED and self.holders:
             text += "; held by " + ", ".join(_holder_text(h, self.calls, unit) for h in self.holders[:2])
