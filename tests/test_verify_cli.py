@@ -43,9 +43,20 @@ def test_json_carries_the_numbers() -> None:
     assert result.returncode == 1
 
 
-def test_what_cannot_be_driven_is_inconclusive_not_guessed() -> None:
+def test_a_whole_file_drives_what_reaches_the_flagged_code() -> None:
+    """No target named: the DataLoader's collate_fn is driven through the function that iterates it."""
     result = _verify("fixtures/runtime/tl003_collate_cuda.py")
-    assert "INCONCLUSIVE: needs a spec: name the function that iterates the DataLoader" in result.stdout
+    runtime = [line for line in result.stdout.splitlines() if line.startswith("  runtime")]
+    assert len(runtime) == 2 and all("(load_batches() iterating its DataLoader): CONFIRMED" in r for r in runtime)
+    assert result.returncode == 1
+
+
+def test_what_cannot_be_driven_is_inconclusive_not_guessed(tmp_path: Path) -> None:
+    (tmp_path / "probe.py").write_text(
+        "import torch\n\n\ndef make_probe(model, x):\n    activation = model(x)\n    return lambda: activation.norm()\n"
+    )
+    result = _verify(str(tmp_path / "probe.py"))
+    assert "INCONCLUSIVE: needs a spec: make_probe() requires model, x" in result.stdout, result.stdout
     assert result.returncode == 0
 
 

@@ -142,11 +142,12 @@ def _verdict(
         return Verdict(NOT_REPRODUCED, reason=reason, **common)
     asked = _requests(workers)
     if simulate:
-        reason = (
-            f"DataLoader workers ({method}) asked for CUDA: {asked}. On a GPU, under fork after the parent used "
-            "CUDA this raises 'Cannot re-initialize CUDA in forked subprocess'; otherwise each worker creates "
-            "its own CUDA context (~636 MiB on an H200)"
+        outcome = (
+            "raises 'Cannot re-initialize CUDA in forked subprocess' once the parent has used CUDA"
+            if method == "fork"
+            else "makes each worker create its own CUDA context (hundreds of MiB each: ~520 MiB on an H200)"
         )
+        reason = f"DataLoader workers ({method}) asked for CUDA: {asked}. On a GPU this {outcome}"
         return Verdict(CONFIRMED, reason=reason, workers=workers, **common)
     memory = seen.get("workers_memory", {})
     pids = {w["pid"] for w in workers}
