@@ -109,7 +109,10 @@ def run_loader(entry: Callable[[], Any], simulate: bool) -> Verdict:
         started = time.perf_counter()
         error: BaseException | None = None
         try:
-            entry()
+            returned = entry()
+            if isinstance(returned, DataLoader):  # `make_loader()`: the loader it builds is iterated here
+                for _ in returned:
+                    pass
         except _Budget:
             pass
         except Exception as raised:

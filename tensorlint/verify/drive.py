@@ -1,5 +1,9 @@
 """Inside the verifier's subprocess: import the user's file and drive a target under the probe.
 
+Each job gets a fresh copy of the user's module (its globals start anew), a fixed seed, and
+leaves nothing behind that the next job of the same process would measure: the probe, the
+trace function and the DataLoader patches are undone, and garbage is collected.
+
 Four ways to drive: `module` (build an nn.Module without arguments, feed inferred inputs),
 `call` (a function without required arguments, once per sample), `loop` (one call of a
 function, one sample per execution of the flagged line: a leak across loop iterations), and
@@ -8,6 +12,7 @@ function, one sample per execution of the flagged line: a leak across loop itera
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import inspect
@@ -32,7 +37,19 @@ class _Enough(BaseException):
 
 
 def run(job: dict[str, Any]) -> Verdict:
+    """Drive one job; isolated from the jobs run before and after it in the same process."""
     torch.set_num_threads(1)  # OpenMP spin-waits badly on small shared CI machines
+    torch.manual_seed(0)
+    try:
+        return _run(job)
+    finally:
+        gc.collect()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+
+
+def _run(job: dict[str, Any]) -> Verdict:
     device = job.get("device", "auto")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -65,7 +82,8 @@ def _load(job: dict[str, Any]) -> tuple[ModuleType, Any]:
     if "file" in job:
         path = Path(job["file"]).resolve()
         # Its real name, so that spawn-started workers can import what they unpickle.
-        sys.path.insert(0, str(path.parent))
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise inputs.NeedsSpec(f"cannot import {path}")
