@@ -32,7 +32,6 @@ def attribute(
     """Holders and allocation sites of the ledger's survivors. `frame`: the measured loop's frame
     (its locals are roots); `module`: the user's module (its globals are roots)."""
     entries = list(ledger.live.items())
-    sites = _sites([e for _, e in entries])
     tensors = _tensors_by_storage({key for key, _ in entries})
     by_site: dict[tuple[str, str, str], list[tuple[tuple[str, int], Entry]]] = {}
     for key, entry in entries:
@@ -58,23 +57,19 @@ def attribute(
                     site_holder[site] = (f"autograd graph of {path} ({nodes} nodes)", "autograd graph")
     grouped: dict[tuple[str, str], list[Entry]] = {}
     for site, items in by_site.items():
-        holder = site_holder.get(site, ("an object the walk did not reach", "unknown"))
+        holder = site_holder.setdefault(site, ("an object the walk did not reach", "unknown"))
         grouped.setdefault(holder, []).extend(e for _, e in items)
     holders = [Holder(path, kind, len(items), sum(e.nbytes for e in items)) for (path, kind), items in grouped.items()]
     holders.sort(key=lambda h: -h.bytes)
-    return tuple(holders), sites
+    sites = [
+        Site(*key, len(items), sum(e.nbytes for _, e in items), items[0][1].stack, site_holder[key][0])
+        for key, items in by_site.items()
+    ]
+    return tuple(holders), tuple(sorted(sites, key=lambda s: -s.bytes))
 
 
 def _site_key(entry: Entry) -> tuple[str, str, str]:
     return (entry.site, entry.op, entry.shape)
-
-
-def _sites(entries: list[Entry]) -> tuple[Site, ...]:
-    grouped: dict[tuple[str, str, str], list[Entry]] = {}
-    for entry in entries:
-        grouped.setdefault(_site_key(entry), []).append(entry)
-    sites = [Site(*key, len(items), sum(e.nbytes for e in items)) for key, items in grouped.items()]
-    return tuple(sorted(sites, key=lambda s: -s.bytes))
 
 
 def _is_tensor(obj: object) -> bool:
@@ -116,9 +111,23 @@ def _graph_holder(
     return path, nodes
 
 
+def largest_graph(frame: types.FrameType | None, module: types.ModuleType | None) -> Holder | None:
+    """The name rooting the largest autograd graph: who holds a graph that grows on the host only
+    (`total_loss += loss` after `backward()`: no tensor memory, one chain of nodes per step)."""
+    keep: dict[int, Any] = {}
+    best: tuple[str, int] = ("", 0)
+    for path, tensor in _named_tensors(frame, [module] if module is not None else []):
+        _, nodes = _saved_storages(tensor.grad_fn, keep, {})
+        if nodes > best[1]:
+            best = (path, nodes)
+    if not best[0]:
+        return None
+    return Holder(f"autograd graph of {best[0]} ({best[1]} nodes)", "autograd graph", 0, 0)
+
+
 def _named_tensors(frame: types.FrameType | None, modules: list[types.ModuleType]) -> Iterator[tuple[str, Any]]:
     """(name in the user's words, tensor with a graph), from the frame's locals and the modules' globals."""
-    if frame is not None:
+    if frame is not None and frame.f_code.co_name != "<module>":  # a script's top level: its globals, below
         where = f"in {frame.f_code.co_name}()"
         for name, value in list(frame.f_locals.items()):
             for expression, tensor in _tensors_in(value, name, 2):

@@ -29,24 +29,41 @@ SETTINGS = {"entry": str, "calls": int, "warmup": int, "timeout": (int, float), 
 def parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="tensorlint verify",
+        usage="tensorlint verify FILE[::NAME] [options]\n       tensorlint verify --run SCRIPT [--steps N] [options] [-- ARGS]",
         description="Run the code behind each finding in a subprocess and measure the tensor memory it keeps.",
     )
-    p.add_argument("target", help="FILE or FILE::NAME (a class or function of the file)")
+    p.add_argument("target", nargs="?", help="FILE or FILE::NAME (a class or function of the file)")
+    p.add_argument(
+        "--run",
+        metavar="SCRIPT",
+        help="run a whole training script (with the ARGS after --) and watch it: a sample at every "
+        "optimizer.step(), or every DataLoader batch where no optimizer steps",
+    )
+    p.add_argument("--steps", type=int, default=50, help="with --run: stop the script after N steps (default 50)")
     p.add_argument("--entry", help="what to call when a finding's own code cannot be driven: NAME or module:callable")
     p.add_argument("--input", action="append", dest="inputs", help="a forward input, e.g. float32[8,512] (repeat)")
     p.add_argument("--calls", type=int, help="measured calls (default 20)")
     p.add_argument("--warmup", type=int, help="warm-up calls before measuring (default 3)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="default auto: cuda when available")
-    p.add_argument("--timeout", type=float, help="seconds per target (default 120)")
+    p.add_argument("--timeout", type=float, help="seconds per target (default 120; with --run, for the script: 600)")
     p.add_argument("--output-format", choices=("concise", "json"), default="concise")
     return p
 
 
 def main(argv: Sequence[str]) -> int:
-    args = parser().parse_args(list(argv))
+    argv = list(argv)
+    script_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    options_part = argv[: argv.index("--")] if "--" in argv else argv
+    args = parser().parse_args(options_part)
+    if (args.run is None) == (args.target is None):
+        parser().error("give FILE[::NAME], or --run SCRIPT")
+    if script_args and args.run is None:
+        parser().error("arguments after -- go to the script of --run")
     if not _torch_installed():
         sys.stderr.write(f"tensorlint: error: {NO_TORCH_HELP}\n")
         return EXIT_ERROR
+    if args.run is not None:
+        return _watch(args, script_args)
     file, _, name = args.target.partition("::")
     path = Path(file)
     if not path.is_file():
@@ -87,6 +104,51 @@ def main(argv: Sequence[str]) -> int:
     else:
         sys.stdout.write(_text(path, name, plans, verdicts, warnings))
     return EXIT_LEAKS if any(v.leaks for v in verdicts) else EXIT_CLEAN
+
+
+def _watch(args: argparse.Namespace, script_args: list[str]) -> int:
+    """`--run SCRIPT`: the script runs with its output shown as it comes (on stderr with JSON
+    output), then the report; exit 1 when its memory grows per step."""
+    from tensorlint.verify import script_report
+
+    path = Path(args.run)
+    if not path.is_file():
+        sys.stderr.write(f"tensorlint: error: {args.run}: No such file\n")
+        return EXIT_ERROR
+    try:
+        pyproject = find_pyproject(Path.cwd())
+        settings = _settings(pyproject)
+        config = load_config(pyproject)
+        source = read_source(path)
+    except (ConfigError, OSError, UnicodeDecodeError, SyntaxError) as error:
+        sys.stderr.write(f"tensorlint: error: {error}\n")
+        return EXIT_ERROR
+    if args.steps < (args.warmup if args.warmup is not None else 3) + 3:
+        parser().error("--steps must leave at least 3 steps after the warm-up")
+    findings = [f for f in lint_file(path, codes=config.codes_for(path)) if f.code]
+    job = {
+        "kind": "script",
+        "file": str(path.resolve()),
+        "args": script_args,
+        "steps": args.steps,
+        "warmup": args.warmup if args.warmup is not None else int(settings.get("warmup", 3)),
+        "device": args.device or str(settings.get("device", "auto")),
+        "cwd": str(Path.cwd()),
+    }
+    json_output = args.output_format == "json"
+    sys.stdout.flush()
+    run = run_jobs([job], args.timeout or 600.0, output="stderr" if json_output else "show")
+    [verdict] = run.verdicts
+    if verdict.reason.startswith(NO_TORCH):
+        sys.stderr.write(f"tensorlint: error: {NO_TORCH_HELP}\n")
+        return EXIT_ERROR
+    found = script_report.growths(verdict, findings, source, path)
+    if json_output:
+        record = script_report.record(args.run, verdict, found, findings, run.warnings)
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+    else:
+        sys.stdout.write(script_report.text(args.run, verdict, found, findings, run.warnings))
+    return EXIT_LEAKS if verdict.leaks else EXIT_CLEAN
 
 
 def _torch_installed() -> bool:

@@ -54,6 +54,10 @@ def _run(job: dict[str, Any]) -> Verdict:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     calls, warmup = int(job.get("calls", 20)), int(job.get("warmup", 3))
+    if job["kind"] == "script":
+        from tensorlint.verify.script import run_script
+
+        return run_script(job)
     try:
         module, target = _load(job)
         kind = job["kind"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 # Frames inside torch or the verifier are not where the user's allocation happened.
-SKIP_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+SKIP_DIRS = (
+    os.path.dirname(torch.__file__),
+    os.path.dirname(os.path.dirname(__file__)),
+    os.path.join(sysconfig.get_paths()["stdlib"], ""),  # runpy, copy, threading: not the user's line
+)
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Entry:
     site: str  # "file:line function" of the first user frame
     shape: str  # dtype[shape] of the tensor that created it
     tick: int  # the sample index at which it was created
+    stack: tuple[str, ...] = ()  # "file:line function" of the user frames below it, innermost first
 
 
 class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not analysed (mypy config)
@@ -65,14 +71,16 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
             key = (str(tensor.device), ptr)
             if not ptr or not nbytes or ptr in inputs or key in self.live:
                 continue
+            site, stack = _user_stack()
             entry = Entry(
                 weakref.ref(storage),
                 nbytes,
                 str(tensor.device),
                 str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func),
-                _user_site(),
+                site,
                 f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}",
                 self.tick,
+                stack,
             )
             self.live[key] = entry
             self.allocated += nbytes
@@ -120,10 +128,12 @@ def _ptr(tensor: torch.Tensor) -> int:
         return 0
 
 
-def _user_site() -> str:
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(SKIP_DIRS):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"
+def _user_stack(depth: int = 6) -> tuple[str, tuple[str, ...]]:
+    """The first user frame ("file:line function"), and up to `depth` user frames from there outwards."""
+    frame: Any = sys._getframe(2)
+    frames: list[str] = []
+    while frame is not None and len(frames) < depth:
+        if not frame.f_code.co_filename.startswith(SKIP_DIRS):
+            frames.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        frame = frame.f_back
+    return (frames[0] if frames else "?"), tuple(frames)

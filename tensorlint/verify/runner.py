@@ -53,9 +53,10 @@ def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
     return run_jobs([job], timeout).verdicts[0]
 
 
-def run_jobs(jobs: list[dict[str, Any]], timeout: float = 120.0) -> FileRun:
+def run_jobs(jobs: list[dict[str, Any]], timeout: float = 120.0, output: str = "hide") -> FileRun:
     """The jobs of one file in one interpreter; `timeout` applies to each job (importing the user's
-    module included); the start-up, importing torch, has its own generous limit.
+    module included); the start-up, importing torch, has its own generous limit. `output`: what
+    becomes of the code's stdout and stderr: "hide" them, "show" them (ours), or "stderr" for both.
 
     DataLoader jobs run first: whether a forked worker may use CUDA depends on what the parent
     did before, and no earlier job of the file should decide that for them."""
@@ -67,7 +68,7 @@ def run_jobs(jobs: list[dict[str, Any]], timeout: float = 120.0) -> FileRun:
     while len(verdicts) < len(jobs):
         pending = [i for i in order if i not in verdicts]
         starts += 1
-        done, failed, ending, said = _child([jobs[i] for i in pending], timeout)
+        done, failed, ending, said = _child([jobs[i] for i in pending], timeout, output)
         warnings += [w for w in said if w not in warnings]
         for position, verdict in done.items():
             verdicts[pending[position]] = verdict
@@ -79,7 +80,9 @@ def run_jobs(jobs: list[dict[str, Any]], timeout: float = 120.0) -> FileRun:
     return FileRun([verdicts[i] for i in range(len(jobs))], warnings, starts, time.perf_counter() - started)
 
 
-def _child(jobs: list[dict[str, Any]], timeout: float) -> tuple[dict[int, Verdict], int | None, Verdict, list[str]]:
+def _child(
+    jobs: list[dict[str, Any]], timeout: float, output: str
+) -> tuple[dict[int, Verdict], int | None, Verdict, list[str]]:
     """Run jobs in one child until it ends: (verdicts by position, the position of the job it ended
     in or None, the verdict for that ending, the warnings it reported)."""
     with tempfile.TemporaryDirectory(prefix="tensorlint-verify-") as folder:
@@ -92,7 +95,7 @@ def _child(jobs: list[dict[str, Any]], timeout: float) -> tuple[dict[int, Verdic
         cpu_only = device == "cpu" or not Path("/dev/nvidiactl").exists()
         if device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
-        cwd = str(Path(jobs[0]["file"]).resolve().parent) if "file" in jobs[0] else None
+        cwd = jobs[0].get("cwd") or (str(Path(jobs[0]["file"]).resolve().parent) if "file" in jobs[0] else None)
         done: dict[int, Verdict] = {}
         warnings: list[str] = []
         current: int | None = None
@@ -105,11 +108,12 @@ def _child(jobs: list[dict[str, Any]], timeout: float) -> tuple[dict[int, Verdic
             open(Path(folder) / "stdout", "w+b") as stdout,
             open(Path(folder) / "stderr", "w+b") as stderr,
         ):
+            shown = {"hide": (stdout, stderr), "show": (None, None), "stderr": (sys.stderr, sys.stderr)}[output]
             process = subprocess.Popen(
                 [sys.executable, "-m", "tensorlint.verify.child"],
                 stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
+                stdout=shown[0],
+                stderr=shown[1],
                 env=env,
                 cwd=cwd,
                 start_new_session=True,

@@ -11,10 +11,10 @@ from typing import Any
 
 import torch
 
-from tensorlint.verify.attribute import attribute
+from tensorlint.verify.attribute import attribute, largest_graph
 from tensorlint.verify.decide import decide
 from tensorlint.verify.ledger import StorageLedger
-from tensorlint.verify.verdict import CONFIRMED, Site, Verdict
+from tensorlint.verify.verdict import CONFIRMED, HOST_ONLY, Site, Verdict
 
 
 class Probe:
@@ -90,6 +90,9 @@ class Probe:
         if decision.verdict == CONFIRMED or decision.node_slope >= 1:
             gc.unfreeze()  # get_referrers does not see frozen objects
             holders, sites = attribute(self.ledger, frame, self.module)
+            if decision.verdict == HOST_ONLY:  # what the ledger kept does not grow; the graph does
+                graph = largest_graph(frame, self.module)
+                holders, sites = ((graph,) if graph is not None else ()), ()
         return Verdict(
             verdict=decision.verdict,
             reason=decision.reason,
