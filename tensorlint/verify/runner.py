@@ -55,7 +55,8 @@ def run_job(job: dict[str, Any], timeout: float = 120.0) -> Verdict:
 
 def run_jobs(jobs: list[dict[str, Any]], timeout: float = 120.0, output: str = "hide") -> FileRun:
     """The jobs of one file in one interpreter; `timeout` applies to each job (importing the user's
-    module included); the start-up, importing torch, has its own generous limit. `output`: what
+    module included) that sets none of its own (`"timeout"` in the job); the start-up, importing
+    torch, has its own generous limit. `output`: what
     becomes of the code's stdout and stderr: "hide" them, "show" them (ours), or "stderr" for both.
 
     DataLoader jobs run first: whether a forked worker may use CUDA depends on what the parent
@@ -126,7 +127,8 @@ def _child(
                         ended = process.poll() is not None
                         for event in _read(reader):
                             if "start" in event:
-                                current, deadline = int(event["start"]), time.perf_counter() + timeout
+                                current = int(event["start"])
+                                deadline = time.perf_counter() + float(jobs[current].get("timeout", timeout))
                             elif "done" in event:
                                 done[int(event["done"])] = Verdict.from_json(event["verdict"])
                                 current = None
@@ -142,7 +144,8 @@ def _child(
             stderr.seek(0)
             text = stderr.read().decode("utf-8", "replace")
         if timed_out:
-            ending = Verdict(INCONCLUSIVE, reason=f"timed out after {timeout:g} s", device="")
+            limit = float(jobs[current].get("timeout", timeout)) if current is not None else STARTUP
+            ending = Verdict(INCONCLUSIVE, reason=f"timed out after {limit:g} s", device="")
         else:
             ending = Verdict(
                 INCONCLUSIVE, reason=_ending(process.returncode, time.perf_counter() - started, text), device=""
