@@ -29,3 +29,15 @@ def sample_project(project: Path) -> Path:
     for name, source in (("leaky.py", LEAKY), ("cache.py", CACHE), ("clean.py", FIXED)):
         (project / name).write_text(source, encoding="utf-8")
     return project
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`@pytest.mark.gpu` is enough for a test to skip where torch sees no CUDA GPU."""
+    gpu = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu:
+        return
+    from runtime_cases import has_cuda
+
+    if not has_cuda():
+        for item in gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU (marked gpu)"))

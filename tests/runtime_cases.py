@@ -1,5 +1,8 @@
 """The runtime fixtures (fixtures/runtime/) and the verdict each must get: the CPU tests
-(test_verify_fixtures.py), the GPU tests (test_verify_gpu.py) and tests/gpu_suite.py share them."""
+(test_verify_fixtures.py), the GPU tests (test_verify_gpu.py) and tests/gpu_suite.py share them.
+
+The fixtures follow the device (`cuda` where there is one), so each expectation that depends
+on it says what it is on each: `on_device(cpu=..., cuda=...)`."""
 
 from __future__ import annotations
 
@@ -9,6 +12,28 @@ from helpers import FIXTURES
 
 RUNTIME = FIXTURES / "runtime"
 KIB = 1024
+
+
+def has_cuda() -> bool:
+    """A CUDA GPU torch can use here (False where torch is missing)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def on_device(cpu: str, cuda: str) -> str:
+    """What a test expects: `cpu` on a machine without CUDA, `cuda` on one with it."""
+    return cuda if has_cuda() else cpu
+
+
+def device_label(kind: str) -> str:
+    """The device a fixture's verdict names under `--device auto`."""
+    if kind == "loader":
+        return on_device(cpu="cpu (simulated CUDA)", cuda="cuda:0")
+    return on_device(cpu="cpu", cuda="cuda:0")
+
 
 # (file, job, verdict, bytes per call or None, text the holders must contain)
 CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
@@ -28,7 +53,7 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
 ]  # fmt: skip
 
 
-def planned_job(name: str, job: dict[str, Any], calls: int = 20, device: str = "cpu") -> dict[str, Any]:
+def planned_job(name: str, job: dict[str, Any], calls: int = 20, device: str = "auto") -> dict[str, Any]:
     """A job as the CLI plans it; a loop's line is given by the text on it."""
     job = {**job, "file": str(RUNTIME / name), "calls": calls, "warmup": 3, "device": device}
     if isinstance(job.get("line"), str):

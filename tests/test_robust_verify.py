@@ -1,9 +1,11 @@
-"""The verifier runs the user's code: whatever that code does, the answer is a verdict, on CPU, quickly."""
+"""The verifier runs the user's code: whatever that code does, the answer is a verdict, on CPU.
+
+No wall-clock bound that a loaded machine can break: only the target that hangs gets a short
+timeout (it times out whatever the load); the others get one they never reach when they work."""
 
 from __future__ import annotations
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -11,13 +13,13 @@ import pytest
 
 from helpers import run_tensorlint
 from tensorlint.verify.runner import run_job
-from tensorlint.verify.verdict import INCONCLUSIVE
+from tensorlint.verify.verdict import INCONCLUSIVE, Verdict
 
 pytest.importorskip("torch")
 
 # Each target is a `step()` the verifier calls; what it does to the process is the test.
 HOSTILE_STEPS = {
-    "hangs": ("import time\n\ndef step():\n    time.sleep(600)\n", "timed out after 8 s"),
+    "hangs": ("import time\n\ndef step():\n    time.sleep(3600)\n", "timed out after 10 s"),
     "aborts": ("import os\n\ndef step():\n    os.abort()\n", "the target was killed by SIGABRT"),
     "segfaults": ("import ctypes\n\ndef step():\n    ctypes.string_at(0)\n", "the target was killed by SIGSEGV"),
     "calls_sys_exit": (
@@ -29,8 +31,8 @@ HOSTILE_STEPS = {
         "the target exited with status 0 before a verdict",
     ),
     "forks_and_lingers": (
-        "import os, time\n\ndef step():\n    if os.fork() == 0:\n        time.sleep(600)\n        os._exit(0)\n",
-        "",  # the parent's verdict, or the timeout: the lingering child must not hold the run
+        "import os, time\n\ndef step():\n    if os.fork() == 0:\n        time.sleep(3600)\n        os._exit(0)\n",
+        "",  # the parent's verdict: the lingering child must not hold the run (it would time out)
     ),
     "exhausts_memory": (
         "def step():\n    hoard = bytearray(64 << 30)\n",
@@ -38,7 +40,8 @@ HOSTILE_STEPS = {
     ),
     "prints_to_stdout_and_closes_it": ("import os\n\ndef step():\n    print('x' * 10**6)\n    os.close(1)\n", ""),
 }
-TIMEOUT = 8.0
+HANG_TIMEOUT = 10.0
+TIMEOUT = 900.0  # never reached by a target that ends, however loaded the machine
 
 
 def _job(path: Path) -> dict[str, object]:
@@ -50,15 +53,18 @@ def test_hostile_targets_are_verdicts_never_a_hang_or_a_crash(tmp_path: Path) ->
     for name, (source, _) in HOSTILE_STEPS.items():
         paths[name] = tmp_path / f"{name}.py"
         paths[name].write_text(source, encoding="utf-8")
-    started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=4) as pool:  # as `tensorlint verify --jobs` runs them
-        verdicts = dict(zip(paths, pool.map(lambda p: run_job(_job(p), TIMEOUT), paths.values()), strict=True))
-    assert time.monotonic() - started < 8 * TIMEOUT
+
+    def verify(name: str) -> Verdict:
+        return run_job(_job(paths[name]), HANG_TIMEOUT if name == "hangs" else TIMEOUT)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        verdicts = dict(zip(paths, pool.map(verify, paths), strict=True))
     for name, (_, expected) in HOSTILE_STEPS.items():
         verdict = verdicts[name]
         assert expected in verdict.reason, (name, verdict)
         if expected:
             assert verdict.verdict == INCONCLUSIVE, (name, verdict)
+    assert "timed out" not in verdicts["forks_and_lingers"].reason
 
 
 def test_the_command_line_reports_a_crashing_target_and_exits_normally(tmp_path: Path) -> None:

@@ -61,4 +61,30 @@ def test_pytest_marker_fails_a_leaking_test(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")  # the plugin loads through pytest11
     result.assert_outcomes(passed=1, failed=2)
+    # The model and the inputs are made on the CPU: "on cpu" on every machine, a GPU one too.
     result.stdout.fnmatch_lines(["*TensorLeakError: tensor leak: CONFIRMED on cpu: +16.0 KiB per call over 8 calls*"])
+
+
+def test_one_small_tensor_more_per_call_is_a_leak_whatever_its_size() -> None:
+    cache: list[object] = []
+    verdict = tensorlint.verify(lambda: cache.append(torch.ones(4)), calls=8, warmup=2)
+    assert verdict.verdict == "confirmed" and verdict.basis == "tensors"
+    assert verdict.bytes_per_call == 16 and verdict.tensors_per_call == 1
+    assert "+16 B per call over 8 calls (+1 tensor per call, 8/8 grew)" in verdict.describe()
+
+
+def test_a_bounded_set_of_small_tensors_is_not_a_leak() -> None:
+    from collections import deque
+
+    recent: deque[object] = deque(maxlen=3)
+    verdict = tensorlint.verify(lambda: recent.append(torch.ones(4)), calls=10, warmup=0)
+    assert verdict.verdict == "not reproduced", verdict.describe()
+
+
+def test_the_device_named_is_where_the_code_ran() -> None:
+    """Asked for CUDA, code that allocates on the CPU says `cpu`; code that allocates nothing names no device."""
+    weight = torch.randn(16, 16)
+    on_cpu = tensorlint.verify(lambda: weight @ weight, calls=4, warmup=1, device="cuda")
+    assert on_cpu.device == "cpu" and " on cpu:" in on_cpu.describe()
+    nothing = tensorlint.verify(lambda: None, calls=4, warmup=1, device="cuda")
+    assert nothing.device == "" and nothing.describe().startswith("NOT REPRODUCED: ")

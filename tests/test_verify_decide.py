@@ -34,6 +34,24 @@ def test_growth_below_the_threshold_is_noise() -> None:
     assert decision.verdict == "not reproduced"
 
 
+def test_bytes_below_the_threshold_without_more_tensors_are_noise() -> None:
+    """A storage that grows a little (a `resize_`) is noise in the byte total, not a kept tensor."""
+    decision = decide([i * 100 for i in range(21)], 512 * KIB, [0] * 21, live_tensors=[1] * 21)
+    assert decision.verdict == "not reproduced"
+
+
+def test_one_more_live_tensor_per_call_is_a_leak_whatever_its_size() -> None:
+    decision = decide([i * 128 for i in range(21)], 512 * KIB, [0] * 21, live_tensors=list(range(21)))
+    assert decision.verdict == "confirmed" and decision.basis == "tensors"
+    assert decision.slope == 128 and decision.tensor_slope == 1
+
+
+def test_a_bounded_number_of_tensors_is_not_a_leak() -> None:
+    counts = [min(i, 4) for i in range(21)]
+    decision = decide([c * 128 for c in counts], 512 * KIB, [0] * 21, live_tensors=counts)
+    assert decision.verdict == "not reproduced"
+
+
 def test_graph_growth_without_bytes_is_host_only() -> None:
     decision = decide([0] * 21, allocated_per_call=512 * KIB, graph_nodes=[11 + 8 * i for i in range(21)])
     assert decision.verdict == "host-only"
@@ -57,12 +75,31 @@ def test_plans_drive_a_module_a_function_and_a_loop() -> None:
     assert _plans("tl004_eval_total_loss.py") == [("evaluate() per loop iteration", "loop", "")]
 
 
-def test_dataloader_findings_need_an_entry() -> None:
-    [(_label, kind, reason)] = _plans("tl003_collate_cuda.py")
-    assert kind is None and reason.startswith("needs a spec")
+def test_dataloader_findings_are_driven_by_the_function_that_iterates_the_loader() -> None:
+    assert _plans("tl003_collate_cuda.py") == [("load_batches() iterating its DataLoader", "loader", "")]
     assert _plans("tl003_collate_cuda.py", Options(target="load_batches")) == [
         ("load_batches() iterating its DataLoader", "loader", "")
     ]
+
+
+def test_a_method_of_a_plain_class_is_driven_by_a_function_that_calls_it() -> None:
+    assert _plans("pool_del_loop_variable.py") == [("step(), calling release_all", "call", "")]
+
+
+def test_what_nothing_in_the_file_reaches_needs_a_spec(tmp_path: Path) -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def collate(batch):\n    return torch.stack(batch).cuda()\n\n\n"
+        "def make_loader(dataset):\n    return DataLoader(dataset, num_workers=2, collate_fn=collate)\n"
+    )
+    path = tmp_path / "loader.py"
+    path.write_text(source, encoding="utf-8")
+    findings = [f for f in lint_file(path) if f.code]
+    assert [f.code for f in findings] == ["TL003"]
+    [made] = plan(path, source, findings, Options())
+    assert made.job is None and made.reason.startswith("needs a spec: name the function that iterates")
+    [made] = plan(path, source, findings, Options(entry="make_loader"))
+    assert made.job is not None and made.job["kind"] == "loader"
 
 
 def test_a_named_target_without_findings_is_driven() -> None:

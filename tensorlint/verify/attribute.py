@@ -12,6 +12,7 @@ import gc
 import sys
 import types
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -26,10 +27,11 @@ _PLAIN = (*CONTAINERS, types.CellType, types.FunctionType, types.MethodType, typ
 
 
 def attribute(
-    ledger: StorageLedger, frame: types.FrameType | None = None
+    ledger: StorageLedger, frame: types.FrameType | None = None, module: types.ModuleType | None = None
 ) -> tuple[tuple[Holder, ...], tuple[Site, ...]]:
+    """Holders and allocation sites of the ledger's survivors. `frame`: the measured loop's frame
+    (its locals are roots); `module`: the user's module (its globals are roots)."""
     entries = list(ledger.live.items())
-    sites = _sites([e for _, e in entries])
     tensors = _tensors_by_storage({key for key, _ in entries})
     by_site: dict[tuple[str, str, str], list[tuple[tuple[str, int], Entry]]] = {}
     for key, entry in entries:
@@ -48,31 +50,26 @@ def attribute(
     # alive for it, with no Python referrer): look for the autograd graph that saves it.
     unheld = {k for site, items in by_site.items() if site not in site_holder for k, _ in items}
     if unheld:
-        root, nodes = _graph_root(unheld)
-        if root is not None:
-            path, _ = _roots([root], frame).get(id(root), ("a tensor the walk did not reach", ""))
+        path, nodes = _graph_holder(unheld, frame, _user_modules(entries, module))
+        if path:
             for site, items in by_site.items():
                 if site not in site_holder and any(k in unheld for k, _ in items):
                     site_holder[site] = (f"autograd graph of {path} ({nodes} nodes)", "autograd graph")
     grouped: dict[tuple[str, str], list[Entry]] = {}
     for site, items in by_site.items():
-        holder = site_holder.get(site, ("an object the walk did not reach", "unknown"))
+        holder = site_holder.setdefault(site, ("an object the walk did not reach", "unknown"))
         grouped.setdefault(holder, []).extend(e for _, e in items)
     holders = [Holder(path, kind, len(items), sum(e.nbytes for e in items)) for (path, kind), items in grouped.items()]
     holders.sort(key=lambda h: -h.bytes)
-    return tuple(holders), sites
+    sites = [
+        Site(*key, len(items), sum(e.nbytes for _, e in items), items[0][1].stack, site_holder[key][0])
+        for key, items in by_site.items()
+    ]
+    return tuple(holders), tuple(sorted(sites, key=lambda s: -s.bytes))
 
 
 def _site_key(entry: Entry) -> tuple[str, str, str]:
     return (entry.site, entry.op, entry.shape)
-
-
-def _sites(entries: list[Entry]) -> tuple[Site, ...]:
-    grouped: dict[tuple[str, str, str], list[Entry]] = {}
-    for entry in entries:
-        grouped.setdefault(_site_key(entry), []).append(entry)
-    sites = [Site(*key, len(items), sum(e.nbytes for e in items)) for key, items in grouped.items()]
-    return tuple(sorted(sites, key=lambda s: -s.bytes))
 
 
 def _is_tensor(obj: object) -> bool:
@@ -89,29 +86,111 @@ def _tensors_by_storage(keys: set[tuple[str, int]]) -> dict[tuple[str, int], Any
     return found
 
 
-def _graph_root(unheld: set[tuple[str, int]]) -> tuple[Any, int]:
+def _graph_holder(
+    unheld: set[tuple[str, int]], frame: types.FrameType | None, modules: list[types.ModuleType]
+) -> tuple[str, int]:
+    """Who roots the autograd graph that saves the storages nobody else holds, and its size in nodes.
+
+    Walks down from names, the loop's locals first, then the user's module globals, with one
+    level of their attributes and items, to tensors whose `grad_fn` graph saves those storages:
+    the name that roots the graph is the holder (`local `total_loss` in evaluate()`). Only when
+    no name reaches it, the heap is searched for the root tensor and its referrers walked up."""
+    keep: dict[int, Any] = {}  # every node wrapper seen stays alive, so that no id is reused
+    best: tuple[str, int, int] = ("", 0, 0)
+    for path, tensor in _named_tensors(frame, modules):
+        saved, nodes = _saved_storages(tensor.grad_fn, keep, {})
+        covered = len(saved & unheld)
+        if covered > best[1]:
+            best = (path, covered, nodes)
+    if best[0]:
+        return best[0], best[2]
+    root, nodes = _graph_root(unheld, keep)
+    if root is None:
+        return "", 0
+    path, _ = _roots([root], frame).get(id(root), ("a tensor the walk did not reach", ""))
+    return path, nodes
+
+
+def largest_graph(frame: types.FrameType | None, module: types.ModuleType | None) -> Holder | None:
+    """The name rooting the largest autograd graph: who holds a graph that grows on the host only
+    (`total_loss += loss` after `backward()`: no tensor memory, one chain of nodes per step)."""
+    keep: dict[int, Any] = {}
+    best: tuple[str, int] = ("", 0)
+    for path, tensor in _named_tensors(frame, [module] if module is not None else []):
+        _, nodes = _saved_storages(tensor.grad_fn, keep, {})
+        if nodes > best[1]:
+            best = (path, nodes)
+    if not best[0]:
+        return None
+    return Holder(f"autograd graph of {best[0]} ({best[1]} nodes)", "autograd graph", 0, 0)
+
+
+def _named_tensors(frame: types.FrameType | None, modules: list[types.ModuleType]) -> Iterator[tuple[str, Any]]:
+    """(name in the user's words, tensor with a graph), from the frame's locals and the modules' globals."""
+    if frame is not None and frame.f_code.co_name != "<module>":  # a script's top level: its globals, below
+        where = f"in {frame.f_code.co_name}()"
+        for name, value in list(frame.f_locals.items()):
+            for expression, tensor in _tensors_in(value, name, 2):
+                yield f"local `{expression}` {where}", tensor
+    for module in modules:
+        for name, value in list(vars(module).items()):
+            if not isinstance(value, (types.ModuleType, type, types.FunctionType)):
+                for expression, tensor in _tensors_in(value, name, 2):
+                    yield f"global `{expression}` in {module.__name__}", tensor
+
+
+def _tensors_in(value: Any, expression: str, depth: int) -> Iterator[tuple[str, Any]]:
+    """Tensors with a graph in `value` and below it (items, attributes), `depth` levels down."""
+    if _is_tensor(value):
+        if value.grad_fn is not None:
+            yield expression, value
+        return
+    if depth == 0:
+        return
+    if isinstance(value, (list, tuple, deque)):
+        for index, item in enumerate(list(value)[:1000]):
+            yield from _tensors_in(item, f"{expression}[{index}]", depth - 1)
+    elif isinstance(value, dict):
+        for key, item in list(value.items())[:1000]:
+            yield from _tensors_in(item, f"{expression}[{key!r}]", depth - 1)
+    elif not isinstance(value, (*_PLAIN, types.ModuleType)) and _is_place(value):
+        for name, item in list(vars(value).items()):
+            yield from _tensors_in(item, f"{expression}.{name}", depth - 1)
+
+
+def _user_modules(entries: list[tuple[tuple[str, int], Entry]], module: types.ModuleType | None) -> list[Any]:
+    """The measured module, else the modules whose code allocated the survivors."""
+    if module is not None:
+        return [module]
+    files = {e.site.rsplit(":", 1)[0] for _, e in entries}
+    return [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) in files]
+
+
+def _graph_root(unheld: set[tuple[str, int]], keep: dict[int, Any]) -> tuple[Any, int]:
     """The live tensor whose autograd graph saves most of the storages nobody else holds."""
     best: tuple[Any, int, int] = (None, 0, 0)
-    seen_graphs: set[int] = set()
     for tensor in [o for o in gc.get_objects() if _is_tensor(o) and o.grad_fn is not None]:
-        if id(tensor.grad_fn) in seen_graphs:
-            continue
-        saved, nodes = _saved_storages(tensor.grad_fn, seen_graphs)
+        grad_fn = tensor.grad_fn
+        if id(grad_fn) in keep and keep[id(grad_fn)] is grad_fn:
+            continue  # inside a graph already searched
+        saved, nodes = _saved_storages(grad_fn, keep, {})
         covered = len(saved & unheld)
         if covered > best[1]:
             best = (tensor, covered, nodes)
     return best[0], best[2]
 
 
-def _saved_storages(grad_fn: Any, seen_graphs: set[int]) -> tuple[set[tuple[str, int]], int]:
+def _saved_storages(grad_fn: Any, keep: dict[int, Any], nodes: dict[int, Any]) -> tuple[set[tuple[str, int]], int]:
+    """The storages a graph saves for backward, and its number of nodes. `keep` holds every node
+    wrapper seen (a freed wrapper's id can be reused by a new one: ids are compared only while alive)."""
     saved: set[tuple[str, int]] = set()
-    nodes: dict[int, Any] = {}  # keeps the wrappers alive so that ids stay unique
     stack = [grad_fn]
     while stack:
         node = stack.pop()
         if node is None or id(node) in nodes:
             continue
         nodes[id(node)] = node
+        keep[id(node)] = node
         for name in dir(node):
             if name.startswith("_saved_"):
                 try:
@@ -122,7 +201,6 @@ def _saved_storages(grad_fn: Any, seen_graphs: set[int]) -> tuple[set[tuple[str,
                     if isinstance(item, torch.Tensor):
                         saved.add((str(item.device), item.untyped_storage().data_ptr()))
         stack.extend(child for child, _ in node.next_functions)
-    seen_graphs.update(nodes)
     return saved, len(nodes)
 
 

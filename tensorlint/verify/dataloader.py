@@ -20,6 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader
 
+from tensorlint.verify.failure import summarise
 from tensorlint.verify.ledger import SKIP_DIRS
 from tensorlint.verify.verdict import CONFIRMED, INCONCLUSIVE, NOT_REPRODUCED, Verdict
 
@@ -108,7 +109,10 @@ def run_loader(entry: Callable[[], Any], simulate: bool) -> Verdict:
         started = time.perf_counter()
         error: BaseException | None = None
         try:
-            entry()
+            returned = entry()
+            if isinstance(returned, DataLoader):  # `make_loader()`: the loader it builds is iterated here
+                for _ in returned:
+                    pass
         except _Budget:
             pass
         except Exception as raised:
@@ -128,24 +132,25 @@ def _verdict(
     common: dict[str, Any] = {"device": device, "torch": torch.__version__, "mode": "dataloader", "seconds": seconds}
     method = seen.get("start_method", "?")
     if error is not None:
-        text = str(error)
-        if "CUDA" in text and "worker" in text.lower():
-            first = next((line for line in text.splitlines() if "CUDA" in line), text.splitlines()[0])
-            reason = f"a DataLoader worker ({method}) failed: {type(error).__name__}: {first.strip()}"
-            return Verdict(CONFIRMED, reason=reason, workers=workers, **common)
-        return Verdict(INCONCLUSIVE, reason=f"the entry raised {type(error).__name__}: {text[:200]}", **common)
+        failed = summarise(error, SKIP_DIRS)
+        if "CUDA" in str(error) and "worker" in str(error).lower():
+            return Verdict(
+                CONFIRMED, reason=f"a DataLoader worker ({method}) failed: {failed}", workers=workers, **common
+            )
+        return Verdict(INCONCLUSIVE, reason=f"the entry raised {failed}", **common)
     if not seen["loaders"]:
         return Verdict(INCONCLUSIVE, reason="the entry iterated no DataLoader", **common)
     if not workers:
         reason = f"{seen['batches']} batches through workers ({method}); no worker asked for CUDA"
         return Verdict(NOT_REPRODUCED, reason=reason, **common)
-    asked = "; ".join(f"pid {w['pid']} {w['op']} at {_short(w['site'])}" for w in workers[:3])
+    asked = _requests(workers)
     if simulate:
-        reason = (
-            f"DataLoader workers ({method}) asked for CUDA: {asked}. On a GPU, under fork after the parent used "
-            "CUDA this raises 'Cannot re-initialize CUDA in forked subprocess'; otherwise each worker creates "
-            "its own CUDA context (~636 MiB on an H200)"
+        outcome = (
+            "raises 'Cannot re-initialize CUDA in forked subprocess' once the parent has used CUDA"
+            if method == "fork"
+            else "makes each worker create its own CUDA context (hundreds of MiB each: ~520 MiB on an H200)"
         )
+        reason = f"DataLoader workers ({method}) asked for CUDA: {asked}. On a GPU this {outcome}"
         return Verdict(CONFIRMED, reason=reason, workers=workers, **common)
     memory = seen.get("workers_memory", {})
     pids = {w["pid"] for w in workers}
@@ -155,6 +160,26 @@ def _verdict(
         if memory.get("per_worker"):
             reason += f" ({memory['per_worker'] / 2**20:.0f} MiB per worker)"
     return Verdict(CONFIRMED, reason=reason, workers=workers, cross_check=memory, **common)
+
+
+def _requests(workers: tuple[dict[str, Any], ...]) -> str:
+    """`workers 876, 877 called .to(cuda) at collate.py:14 collate`: one clause per op and line."""
+    by_call: dict[tuple[str, str], list[int]] = {}
+    for worker in workers:
+        by_call.setdefault((worker["op"], worker["site"]), []).append(worker["pid"])
+    clauses = []
+    for (op, site), pids in list(by_call.items())[:3]:
+        who = f"worker{'s' if len(pids) > 1 else ''} (pid {', '.join(str(p) for p in sorted(set(pids)))})"
+        clauses.append(f"{who} called {_call(op)} at {_short(site)}")
+    return "; ".join(clauses)
+
+
+def _call(op: str) -> str:
+    if op == "cuda":
+        return ".cuda()"
+    if op == "to":
+        return '.to("cuda")'
+    return f'{op}(device="cuda")'
 
 
 def _summarise(records: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -1,5 +1,9 @@
 """Inside the verifier's subprocess: import the user's file and drive a target under the probe.
 
+Each job gets a fresh copy of the user's module (its globals start anew), a fixed seed, and
+leaves nothing behind that the next job of the same process would measure: the probe, the
+trace function and the DataLoader patches are undone, and garbage is collected.
+
 Four ways to drive: `module` (build an nn.Module without arguments, feed inferred inputs),
 `call` (a function without required arguments, once per sample), `loop` (one call of a
 function, one sample per execution of the flagged line: a leak across loop iterations), and
@@ -8,6 +12,7 @@ function, one sample per execution of the flagged line: a leak across loop itera
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import inspect
@@ -32,21 +37,37 @@ class _Enough(BaseException):
 
 
 def run(job: dict[str, Any]) -> Verdict:
+    """Drive one job; isolated from the jobs run before and after it in the same process."""
     torch.set_num_threads(1)  # OpenMP spin-waits badly on small shared CI machines
+    torch.manual_seed(0)
+    try:
+        return _run(job)
+    finally:
+        gc.collect()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+
+
+def _run(job: dict[str, Any]) -> Verdict:
     device = job.get("device", "auto")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     calls, warmup = int(job.get("calls", 20)), int(job.get("warmup", 3))
+    if job["kind"] == "script":
+        from tensorlint.verify.script import run_script
+
+        return run_script(job)
     try:
-        target = _load(job)
+        module, target = _load(job)
         kind = job["kind"]
         if kind == "module":
-            return _module(target, job, device, calls, warmup)
+            return _module(target, job, device, calls, warmup, module)
         _require_no_arguments(target)
         if kind == "call":
-            return measure(target, calls=calls, warmup=warmup, device=device, mode="call")
+            return measure(target, calls=calls, warmup=warmup, device=device, mode="call", module=module)
         if kind == "loop":
-            return _loop(target, job["file"], int(job["line"]), calls, warmup, device)
+            return _loop(target, job["file"], int(job["line"]), calls, warmup, device, module)
         if kind == "loader":
             from tensorlint.verify.dataloader import run_loader
 
@@ -60,12 +81,13 @@ def _inconclusive(reason: str) -> Verdict:
     return Verdict(INCONCLUSIVE, reason=reason, device="", torch=torch.__version__)
 
 
-def _load(job: dict[str, Any]) -> Any:
+def _load(job: dict[str, Any]) -> tuple[ModuleType, Any]:
     module: ModuleType
     if "file" in job:
         path = Path(job["file"]).resolve()
         # Its real name, so that spawn-started workers can import what they unpickle.
-        sys.path.insert(0, str(path.parent))
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise inputs.NeedsSpec(f"cannot import {path}")
@@ -79,7 +101,7 @@ def _load(job: dict[str, Any]) -> Any:
         if not hasattr(target, part):
             raise inputs.NeedsSpec(f"needs a spec: {job['name']!r} not found in {module.__name__}")
         target = getattr(target, part)
-    return target
+    return module, target
 
 
 def _require_no_arguments(target: Any) -> None:
@@ -101,7 +123,7 @@ def _require_no_arguments(target: Any) -> None:
         )
 
 
-def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int) -> Verdict:
+def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int, module: ModuleType) -> Verdict:
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise inputs.NeedsSpec(f"needs a spec: {job['name']} is not an nn.Module; name an entry (--entry)")
     try:
@@ -122,13 +144,15 @@ def _module(cls: Any, job: dict[str, Any], device: str, calls: int, warmup: int)
                 tensors[0].float().sum().backward()
             model.zero_grad(set_to_none=True)
 
-    return measure(step, calls=calls, warmup=warmup, device=device, mode=mode)
+    return measure(step, calls=calls, warmup=warmup, device=device, mode=mode, module=module)
 
 
-def _loop(function: Callable[[], Any], file: str, line: int, calls: int, warmup: int, device: str) -> Verdict:
+def _loop(
+    function: Callable[[], Any], file: str, line: int, calls: int, warmup: int, device: str, module: ModuleType
+) -> Verdict:
     """Sample each time the flagged line is about to run: one sample per loop iteration."""
     filename = str(Path(file).resolve())
-    probe = Probe(device, mode="loop iteration")
+    probe = Probe(device, mode="loop iteration", module=module)
     state: dict[str, Any] = {"hits": 0, "verdict": None}
 
     def local(frame: FrameType, event: str, arg: object) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 # Frames inside torch or the verifier are not where the user's allocation happened.
-SKIP_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)))
+SKIP_DIRS = (
+    os.path.dirname(torch.__file__),
+    os.path.dirname(os.path.dirname(__file__)),
+    os.path.join(sysconfig.get_paths()["stdlib"], ""),  # runpy, copy, threading: not the user's line
+)
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Entry:
     site: str  # "file:line function" of the first user frame
     shape: str  # dtype[shape] of the tensor that created it
     tick: int  # the sample index at which it was created
+    stack: tuple[str, ...] = ()  # "file:line function" of the user frames below it, innermost first
 
 
 class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not analysed (mypy config)
@@ -43,6 +49,7 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
         self.live: dict[tuple[str, int], Entry] = {}
         self.recording = False
         self.allocated = 0  # bytes of every new storage seen while recording, freed or not
+        self.by_device: dict[str, int] = {}  # the same, per device: where the measured code runs
         self.tick = 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -64,22 +71,37 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
             key = (str(tensor.device), ptr)
             if not ptr or not nbytes or ptr in inputs or key in self.live:
                 continue
+            site, stack = _user_stack()
             entry = Entry(
                 weakref.ref(storage),
                 nbytes,
                 str(tensor.device),
                 str(func.overloadpacket.__name__) if hasattr(func, "overloadpacket") else str(func),
-                _user_site(),
+                site,
                 f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}",
                 self.tick,
+                stack,
             )
             self.live[key] = entry
             self.allocated += nbytes
+            self.by_device[entry.device] = self.by_device.get(entry.device, 0) + nbytes
             weakref.finalize(storage, self._release, key, entry)
 
     def _release(self, key: tuple[str, int], entry: Entry) -> None:
         if self.live.get(key) is entry:  # the pointer may already belong to a newer storage
             del self.live[key]
+
+    def live_tensors(self) -> int:
+        """Storages created while recording and still alive: one more per call is a leak of any size."""
+        return sum(1 for entry in list(self.live.values()) if entry.storage() is not None)
+
+    def device(self) -> str:
+        """Where the measured code ran: the device holding most of the surviving storages' bytes, else
+        most of what it allocated. Empty when it allocated nothing: no device it did not use is named."""
+        for source in (_bytes_by_device(self.live.values()), self.by_device):
+            if source:
+                return max(source, key=lambda d: source[d])
+        return ""
 
     def live_bytes(self) -> int:
         """Re-read sizes through the weak references, so that `resize_` growth counts."""
@@ -92,6 +114,13 @@ class StorageLedger(TorchDispatchMode):  # type: ignore[misc]  # torch is not an
         return total
 
 
+def _bytes_by_device(entries: Any) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for entry in list(entries):
+        found[entry.device] = found.get(entry.device, 0) + entry.nbytes
+    return found
+
+
 def _ptr(tensor: torch.Tensor) -> int:
     try:
         return int(tensor.untyped_storage().data_ptr())
@@ -99,10 +128,12 @@ def _ptr(tensor: torch.Tensor) -> int:
         return 0
 
 
-def _user_site() -> str:
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(SKIP_DIRS):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return "?"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"
+def _user_stack(depth: int = 6) -> tuple[str, tuple[str, ...]]:
+    """The first user frame ("file:line function"), and up to `depth` user frames from there outwards."""
+    frame: Any = sys._getframe(2)
+    frames: list[str] = []
+    while frame is not None and len(frames) < depth:
+        if not frame.f_code.co_filename.startswith(SKIP_DIRS):
+            frames.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        frame = frame.f_back
+    return (frames[0] if frames else "?"), tuple(frames)

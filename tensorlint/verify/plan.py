@@ -3,7 +3,11 @@
 A finding in a method of an nn.Module class: build the class and run train steps. In a
 function without required arguments: call it, or, when the finding sits in a loop, call it
 once and sample each iteration. TL003 (DataLoader workers): run a function that iterates the
-loader. Anything else needs a spec and is reported as inconclusive, never guessed.
+loader. Code that cannot be driven itself (a method of a plain class, a function with required
+arguments, a `collate_fn`) is driven through a function of the file without required arguments
+that reaches it, by name, through the file's own functions and classes (for TL003: one that
+reaches both the flagged code and a `DataLoader`). Anything else needs a spec and is reported
+as inconclusive, never guessed.
 """
 
 from __future__ import annotations
@@ -50,12 +54,15 @@ def plan(path: Path, source: str, findings: list[Finding], options: Options) -> 
     if options.target is not None and options.target not in tops:
         return [Plan(f"{path}::{options.target}", reason=f"needs a spec: no class or function {options.target!r}")]
     plans: dict[str, Plan] = {}
+    callers = _Callers(tree)
     for finding in findings:
         top = _top_level(tree, finding.location.row)
         inside_target = top is not None and top.name == options.target
         if options.target is not None and not inside_target and finding.code != "TL003":
             continue
         made = _plan_for(path, finding, top, modules, options)
+        if made.job is None and options.target is None and options.entry is None:
+            made = callers.drive(path, finding, top, options) or made
         plans.setdefault(made.key, made).findings.append(finding)
     if options.target is not None and not any(f for p in plans.values() for f in p.findings):
         made = _drive(path, tops[options.target], modules, options, None)
@@ -136,6 +143,82 @@ def _module_classes(tree: ast.Module) -> set[str]:
                     found.add(node.name)
                     changed = True
     return found
+
+
+class _Callers:
+    """Which top-level functions without required arguments reach which names of the file."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tops = {n.name: n for n in tree.body if isinstance(n, (ast.ClassDef, *_Def))}
+        self.refs = {name: _names(node) for name, node in self.tops.items()}
+        self.drivers = [n for n in self.tops.values() if isinstance(n, _Def) and not _required(n)]
+
+    def reached(self, start: str) -> set[str]:
+        """Every name referenced from `start`, through the file's functions and classes it names."""
+        seen, todo, names = {start}, [start], set()
+        while todo:
+            for name in self.refs[todo.pop()]:
+                names.add(name)
+                if name in self.tops and name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+        return names
+
+    def drive(self, path: Path, finding: Finding, top: ast.AST | None, options: Options) -> Plan | None:
+        goals = _goals(top, finding.location.row)
+        if not goals:
+            return None
+        for driver in self.drivers:
+            if driver is top:
+                continue
+            reached = self.reached(driver.name)
+            if not goals & reached:
+                continue
+            if finding.code == "TL003":
+                if "DataLoader" in reached:
+                    return Plan(f"{driver.name}() iterating its DataLoader", _job(path, driver.name, "loader", options))
+                continue
+            target = sorted(goals)[0]
+            line = _call_in_loop(driver, goals)
+            if line is not None:
+                job = {**_job(path, driver.name, "loop", options), "line": line}
+                return Plan(f"{driver.name}() per loop iteration, calling {target}", job)
+            return Plan(f"{driver.name}(), calling {target}", _job(path, driver.name, "call", options))
+        return None
+
+
+def _names(node: ast.AST) -> set[str]:
+    """Names and attribute names a definition uses (`manager.release_all()` uses `release_all`)."""
+    found = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            found.add(child.attr)
+    return found
+
+
+def _goals(top: ast.AST | None, row: int) -> set[str]:
+    """The names by which code reaches the flagged line: its function, or its class for a dunder method."""
+    if isinstance(top, _Def):
+        return {top.name}
+    if isinstance(top, ast.ClassDef):
+        for node in top.body:
+            if isinstance(node, _Def) and node.lineno <= row <= (node.end_lineno or node.lineno):
+                dunder = node.name.startswith("__") and node.name.endswith("__")
+                return {top.name} if dunder else {node.name}
+        return {top.name}
+    return set()
+
+
+def _call_in_loop(driver: ast.FunctionDef | ast.AsyncFunctionDef, goals: set[str]) -> int | None:
+    """The line of a call to a goal inside a loop of the driver: sampled per iteration."""
+    for node in ast.walk(driver):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name in goals and _in_loop(driver, node.lineno):
+                return node.lineno
+    return None
 
 
 def _required(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -1,4 +1,4 @@
-"""Taking samples: ledger bytes, autograd nodes and, on CUDA, the allocator, after each call."""
+"""Taking samples: ledger bytes and tensors, autograd nodes and, on CUDA, the allocator, after each call."""
 
 from __future__ import annotations
 
@@ -11,21 +11,23 @@ from typing import Any
 
 import torch
 
-from tensorlint.verify.attribute import attribute
+from tensorlint.verify.attribute import attribute, largest_graph
 from tensorlint.verify.decide import decide
 from tensorlint.verify.ledger import StorageLedger
-from tensorlint.verify.verdict import CONFIRMED, Site, Verdict
+from tensorlint.verify.verdict import CONFIRMED, HOST_ONLY, Site, Verdict
 
 
 class Probe:
     """The ledger plus the samples: `start()` after warm-up, `sample()` after each call, `finish()`."""
 
-    def __init__(self, device: str = "auto", mode: str = "call") -> None:
+    def __init__(self, device: str = "auto", mode: str = "call", module: Any = None) -> None:
         self.ledger = StorageLedger()
+        self.module = module  # the user's module: its globals are where holders are looked for first
         self.cuda = torch.cuda.is_available() and device != "cpu"
         self.device = device
         self.mode = mode
         self.live: list[int] = []
+        self.tensors: list[int] = []
         self.nodes: list[int] = []
         self.allocator: list[int] = []
         self.allocated: list[int] = []
@@ -60,6 +62,7 @@ class Probe:
             torch.cuda.synchronize()
             self.allocator.append(int(torch.cuda.memory_allocated()))
         self.live.append(self.ledger.live_bytes())
+        self.tensors.append(self.ledger.live_tensors())
         self.nodes.append(_graph_nodes([r() for r in self.old_roots]))
         self.allocated.append(self.ledger.allocated)
         self.ledger.tick += 1
@@ -70,9 +73,8 @@ class Probe:
         self.ledger.recording = False
         calls = len(self.live) - 1
         volume = (self.allocated[-1] - self.allocated[0]) / calls if calls > 0 else 0.0
-        decision = decide(self.live, volume, self.nodes)
-        devices = sorted({e.device for e in self.ledger.live.values()})
-        device = devices[0] if devices else ("cuda:0" if self.cuda else "cpu")
+        decision = decide(self.live, volume, self.nodes, self.tensors)
+        device = self.ledger.device()
         cross: dict[str, Any] = {}
         if self.cuda and len(self.allocator) > 1:
             from tensorlint.verify.decide import theil_sen
@@ -87,7 +89,10 @@ class Probe:
         sites: tuple[Site, ...] = ()
         if decision.verdict == CONFIRMED or decision.node_slope >= 1:
             gc.unfreeze()  # get_referrers does not see frozen objects
-            holders, sites = attribute(self.ledger, frame)
+            holders, sites = attribute(self.ledger, frame, self.module)
+            if decision.verdict == HOST_ONLY:  # what the ledger kept does not grow; the graph does
+                graph = largest_graph(frame, self.module)
+                holders, sites = ((graph,) if graph is not None else ()), ()
         return Verdict(
             verdict=decision.verdict,
             reason=decision.reason,
@@ -104,6 +109,8 @@ class Probe:
             threshold=decision.threshold,
             allocated_per_call=volume,
             graph_nodes_per_call=decision.node_slope,
+            tensors_per_call=decision.tensor_slope,
+            basis=decision.basis,
             holders=holders,
             sites=sites,
             cross_check=cross,
@@ -130,9 +137,11 @@ def _is_tensor(obj: object) -> bool:
     return type(obj) is torch.Tensor or type(obj) is torch.nn.Parameter
 
 
-def measure(step: Callable[[], Any], *, calls: int, warmup: int, device: str = "auto", mode: str = "call") -> Verdict:
+def measure(
+    step: Callable[[], Any], *, calls: int, warmup: int, device: str = "auto", mode: str = "call", module: Any = None
+) -> Verdict:
     """Run `step` warmup + calls times; one sample after each measured call."""
-    with Probe(device, mode) as probe:
+    with Probe(device, mode, module) as probe:
         probe.ledger.recording = False
         for _ in range(warmup):
             step()
