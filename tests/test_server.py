@@ -102,7 +102,7 @@ async def test_quick_fix_and_noqa_actions_produce_the_expected_text(client: Lang
     diagnostics = await _open(client, LEAKY)
     actions = await _actions(client, diagnostics, [types.CodeActionKind.QuickFix])
     by_title = {a.title: a for a in actions}
-    fix = by_title["tensorlint (TL004): Accumulate `nn.functional.cross_entropy(model(x), y).item()`"]
+    fix = by_title["tensorlint (TL004): Wrap the loop in `with torch.no_grad():`"]
     noqa = by_title["tensorlint (TL004): Disable for this line"]
     assert fix.is_preferred
     assert _apply(LEAKY, fix.edit.changes[URI]) == FIXED
