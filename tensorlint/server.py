@@ -104,10 +104,9 @@ def _findings(uri: str, source: str) -> list[Finding]:
     from tensorlint.analysis import Project  # LibCST and the rules load with the first document
     from tensorlint.engine import lint_source
 
-    codes = _codes(uri)
     try:
         # A fresh Project: the other files of the workspace may have changed since the last edit.
-        findings = lint_source(source, to_fs_path(uri) or uri, codes=codes, project=Project())
+        findings = lint_source(source, to_fs_path(uri) or uri, codes=_codes(uri), project=Project())
         return [f for f in findings if f.code]
     except Exception as error:
         server.window_log_message(types.LogMessageParams(types.MessageType.Error, f"tensorlint: {error!r}"))

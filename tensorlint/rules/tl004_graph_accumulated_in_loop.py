@@ -277,7 +277,9 @@ def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
     message = f"Wrap the loop in `with {cst.Module([]).code_for_node(context)}:`"
     if spelled is not None:
         return NodeFix(message, Applicability.UNSAFE, ((node, wrapped),))
-    top = next(i for i, statement in enumerate(module.body) if statement is node or _contains(statement, node))
+    top = next((i for i, statement in enumerate(module.body) if statement is node or _contains(statement, node)), None)
+    if top is None:
+        return None  # not in this module's tree: nothing to edit here
     if module.body[top] is node:  # a loop in the module body: the import lands next to it, one edit
         whole = module.deep_replace(node, wrapped)
         assert isinstance(whole, cst.Module)
