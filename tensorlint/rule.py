@@ -24,8 +24,10 @@ DOCS_URL = PROJECT_URL + "/blob/main/docs/rules/{code}.md"
 class NodeFix:
     """A fix as rules write it: nodes of the tree and what replaces each.
 
-    The engine turns it into text edits once positions are known. Applying it must make the
-    finding go away (the fix tests check that a second pass changes nothing).
+    The engine turns it into text edits once positions are known: each replacement becomes the
+    span where the module's text changes, so replacing the whole `cst.Module` (to add an import,
+    see `analysis.with_import`) gives one small edit too. Applying it must make the finding go
+    away (the fix tests check that a second pass changes nothing).
     """
 
     message: str

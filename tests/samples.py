@@ -2,7 +2,8 @@
 
 - LEAKY: an evaluation loop that sums loss tensors (TL004 at LEAKY_ROW, column LEAKY_COLUMN);
   the leak most tests need, as a file, a notebook cell, stdin or an editor buffer.
-- FIXED: LEAKY after TL004's fix (`.item()`): the clean twin, and what `--fix` must write.
+- FIXED: LEAKY after TL004's fix (the loop wrapped in `torch.no_grad()`, as it has no
+  `backward()`): the clean twin, and what `--fix --unsafe-fixes` must write.
 - CACHE: a module whose forward keeps its activations (TL001 at CACHE_ROW).
 - BOTH: the two leaks in one file (`# noqa` and `--add-noqa` need a line of each code).
 
@@ -54,7 +55,8 @@ LEAKY_COLUMN = LEAKY_LINE.index("total") + 1  # the `total +=` statement, 1-base
 # LEAKY_LINE's statement over three lines: a finding on its first, a `# noqa` after its last.
 LEAKY_LINE_SPLIT = "        total += nn.functional.cross_entropy(\n            model(x), y\n        )"
 
-FIXED = LEAKY.replace(LEAKY_LINE, f"{LEAKY_LINE}.item()")
+_LOOP = f"    for x, y in loader:\n{LEAKY_LINE}\n"
+FIXED = LEAKY.replace(_LOOP, "    with torch.no_grad():\n" + "".join(f"    {line}\n" for line in _LOOP.splitlines()))
 
 CACHE = f"{_HEADER}\n\n{_RECORDER}"
 CACHE_LINE = "        self.cache.append(h)"

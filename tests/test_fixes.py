@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import stat
+import types
 from pathlib import Path
 
 import pytest
@@ -10,9 +12,10 @@ import pytest
 import tensorlint.fixes
 from helpers import FIXTURES, run_tensorlint
 from samples import FIXED, LEAKY, LEAKY_LINE
+from tensorlint.engine import lint_source
 from tensorlint.findings import Applicability, Edit, Finding, Fix, Location
 from tensorlint.fixes import fix_source
-from tensorlint.rule import Rule
+from tensorlint.rule import Rule, dedent
 from tensorlint.rules import all_rules
 
 PAIRS = sorted((FIXTURES / "fixes").glob("*.in.py"))
@@ -113,7 +116,7 @@ def test_diff_prints_the_fix_and_writes_nothing(tmp_path: Path) -> None:
     result = run_tensorlint("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path)
     assert result.returncode == 1
     assert f"-{LEAKY_LINE}\n" in result.stdout
-    assert f"+{LEAKY_LINE}.item()\n" in result.stdout
+    assert "+    with torch.no_grad():\n" in result.stdout and f"+    {LEAKY_LINE}\n" in result.stdout
     assert (tmp_path / "leaky.py").read_text(encoding="utf-8") == LEAKY
     (tmp_path / "leaky.py").write_text(FIXED, encoding="utf-8")
     assert run_tensorlint("--diff", "--unsafe-fixes", "leaky.py", cwd=tmp_path).returncode == 0
@@ -123,3 +126,96 @@ def test_fix_of_stdin_prints_the_fixed_source(tmp_path: Path) -> None:
     result = run_tensorlint("--fix", "--unsafe-fixes", "-", "--stdin-filename", "leaky.py", cwd=tmp_path, stdin=LEAKY)
     assert result.stdout == FIXED
     assert result.returncode == 0
+
+
+# TL004 in loops that train or hand control back: the loop is left as it is, the value is fixed.
+NOT_WRAPPED = {
+    "optimizer_step": """
+        def train(model, loader, optimizer):
+            total = 0.0
+            for x, y in loader:
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                optimizer.step()
+                total += loss
+            return total
+        """,
+    "helper_that_trains": """
+        def train_step(model, x, y, optimizer):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        def train(model, loader, optimizer):
+            total = 0.0
+            for x, y in loader:
+                total += train_step(model, x, y, optimizer)
+            return total
+        """,
+    "method_that_trains": """
+        class Trainer:
+            def fit_batch(self, x, y):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                return loss
+
+            def fit(self, loader):
+                losses = []
+                for x, y in loader:
+                    losses.append(self.fit_batch(x, y))
+                return losses
+        """,
+    "generator": """
+        def running_losses(model, val_loader):
+            total = 0.0
+            for x, y in val_loader:
+                total += torch.nn.functional.mse_loss(model(x), y)
+                yield total
+        """,
+    "async_for": """
+        async def evaluate(model, val_loader):
+            total = 0.0
+            async for x, y in val_loader:
+                total += torch.nn.functional.mse_loss(model(x), y)
+            return total
+        """,
+    "await_in_loop": """
+        async def evaluate(model, val_loader, queue):
+            total = 0.0
+            for x, y in val_loader:
+                total += torch.nn.functional.mse_loss(model(x), y)
+                await queue.put(x)
+            return total
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NOT_WRAPPED.values(), ids=NOT_WRAPPED.keys())
+def test_tl004_never_wraps_a_loop_that_trains_or_suspends_in_no_grad(source: str) -> None:
+    findings = lint_source(f"import torch\n\n{dedent(source)}", "x.py")
+    assert [f.code for f in findings] == ["TL004"]
+    assert findings[0].fix is not None and findings[0].fix.message.startswith("Accumulate")
+
+
+def test_the_no_grad_wrap_computes_the_same_total_without_a_graph() -> None:
+    torch = pytest.importorskip("torch")
+    pair = FIXTURES / "fixes" / "TL004_eval_loop_comments_nested.in.py"
+    before, after = (_load(p) for p in (pair, pair.with_name(pair.name.replace(".in.py", ".out.py"))))
+    torch.manual_seed(0)
+    model, criterion = torch.nn.Linear(4, 3), torch.nn.CrossEntropyLoss()
+    loader = [(torch.randn(5, 4), torch.randint(0, 3, (5,))) for _ in range(4)]
+    leaky, fixed = before.validate(model, loader, criterion), after.validate(model, loader, criterion)
+    assert leaky.requires_grad and not fixed.requires_grad
+    assert torch.allclose(leaky.detach(), fixed)
+    assert torch.allclose(
+        before.validate(model, loader, criterion, 2).detach(), after.validate(model, loader, criterion, 2)
+    )
+
+
+def _load(path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(path.name.replace(".", "_"), path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -83,7 +83,7 @@ def test_every_revision_the_docs_name_is_in_this_repositorys_history() -> None:
 
 def test_the_readme_sample_output_is_a_real_run() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sample = re.search(r"```text\n\$ tensorlint examples/\n(?P<output>.*?)```", readme, re.S)
+    sample = re.search(r"```text\n\$ tensorlint examples/leaky_training.py\n(?P<output>.*?)```", readme, re.S)
     assert sample is not None
-    run = run_module("tensorlint", "examples/", cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
-    assert sample["output"] == run.stdout, f"paste the output of `tensorlint examples/`:\n{run.stdout}"
+    run = run_module("tensorlint", "examples/leaky_training.py", cwd=ROOT, env={**os.environ, "NO_COLOR": "1"})
+    assert sample["output"] == run.stdout, f"paste the output of `tensorlint examples/leaky_training.py`:\n{run.stdout}"

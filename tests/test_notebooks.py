@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 from pathlib import Path
@@ -83,8 +84,8 @@ def test_json_gives_cell_positions_and_the_line_of_the_ipynb_file(capsys: pytest
         # The file's line, from the reported column on, is the same code as JSON writes it.
         assert file_lines[at["row"] - 1][at["column"] - 1 :].startswith(json.dumps(code)[1:10])
         assert record["noqa_row"] == cell.first_row + record["location"]["row"] - 1
-        for edit in record["fix"]["edits"]:
-            assert edit["location"]["row"] == record["location"]["row"]  # the fix's edits are in the cell too
+        for edit in record["fix"]["edits"]:  # the fix's edits are in the cell too
+            assert 1 <= edit["location"]["row"] <= edit["end_location"]["row"] <= len(split_lines(cell.source))
 
 
 def test_file_lines_of_every_place_in_a_cell_with_escapes_and_both_source_shapes() -> None:
@@ -171,22 +172,31 @@ def test_fix_rewrites_only_the_fixed_sources(tmp_path: Path, capsys: pytest.Capt
     before = LEAKY.read_bytes()
     after = notebook.read_bytes()
     assert after == (NOTEBOOKS / "leaky_training.fixed.ipynb").read_bytes()
-    # Byte for byte, only the three lines that hold the fixed code changed; outputs, ids,
-    # metadata, key order, indentation, non-ASCII text and the final newline did not.
-    changed = [
-        (old, new)
-        for old, new in zip(before.split(b"\n"), after.split(b"\n"), strict=True)  # same number of lines
-        if old != new
-    ]
+    # Byte for byte, only the lines that hold the fixed code changed; outputs, ids, metadata, key
+    # order, indentation, non-ASCII text and the final newline did not.
+    old, new = before.split(b"\n"), after.split(b"\n")
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    changed = [(old[i1:i2], new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     assert changed == [
-        (b'    "    train_loss += loss\\n",', b'    "    train_loss += loss.item()\\n",'),
-        (
-            b'    "    val_losses.append(criterion(model(x), y))  # \xc3\xa9valuation\\n",',
-            b'    "    val_losses.append(criterion(model(x), y).detach())  # \xc3\xa9valuation\\n",',
+        ([b'    "    train_loss += loss\\n",'], [b'    "    train_loss += loss.item()\\n",']),  # a training loop
+        (  # evaluation loops: run under no_grad
+            [
+                b'    "for x, y in loader:\\n",',
+                b'    "    val_losses.append(criterion(model(x), y))  # \xc3\xa9valuation\\n",',
+                b'    "    val_total += criterion(model(x), y)  # noqa: TL004"',
+            ],
+            [
+                b'    "with torch.no_grad():\\n",',
+                b'    "    for x, y in loader:\\n",',
+                b'    "        val_losses.append(criterion(model(x), y))  # \xc3\xa9valuation\\n",',
+                b'    "        val_total += criterion(model(x), y)  # noqa: TL004"',
+            ],
         ),
         (
-            b'   "source": "preds = []\\nfor x, _ in loader:\\n    preds.append(model(x))\\n"',
-            b'   "source": "preds = []\\nfor x, _ in loader:\\n    preds.append(model(x).detach())\\n"',
+            [b'   "source": "preds = []\\nfor x, _ in loader:\\n    preds.append(model(x))\\n"'],
+            [
+                b'   "source": "preds = []\\nwith torch.no_grad():\\n    for x, _ in loader:\\n        preds.append(model(x))\\n"'
+            ],
         ),
     ]
 
@@ -200,7 +210,11 @@ def test_fix_keeps_the_writer_s_indent_and_escaping(
     notebook = tmp_path / "nb.ipynb"
     notebook.write_text(json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n", encoding="utf-8")
     assert cli("-q", "--fix", "--unsafe-fixes", str(notebook)) == 0
-    data["cells"][1]["source"][2] = "    total += model(x).sum().item()"  # type: ignore[index]
+    data["cells"][1]["source"][1:] = [
+        "with torch.no_grad():\n",
+        "    for x in loader:\n",
+        "        total += model(x).sum()",
+    ]  # type: ignore[index]
     assert notebook.read_text(encoding="utf-8") == json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
 
 

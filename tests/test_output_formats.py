@@ -259,7 +259,7 @@ def test_show_fixes_says_when_there_are_none(ci_project: Path, capsys: pytest.Ca
 def test_show_fixes_lists_unsafe_fixes_with_their_safety(ci_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = run(capsys, "--show-fixes", "pkg")
     assert "1 unsafe fix available with `--fix --unsafe-fixes`:" in out.splitlines()
-    assert any(line.endswith("(unsafe)") and "TL004 Accumulate" in line for line in out.splitlines())
+    assert any(line.endswith("(unsafe)") and "TL004 Wrap the loop in" in line for line in out.splitlines())
     _, out = run(capsys, "--show-fixes", "--unsafe-fixes", "pkg")
     assert "1 fix available with `--fix`:" in out.splitlines()
 

@@ -8,7 +8,7 @@ escape (`ClosureEscape`), CUDA work (`CudaWork`). Rules read those and ask the h
 about syntax; front-ends parse (`parse_module`), analyse, and keep other modules in a `Project`.
 """
 
-from tensorlint.analysis.edits import method_call, with_keyword, without_argument
+from tensorlint.analysis.edits import method_call, with_import, with_keyword, without_argument, wrapped_in_with
 from tensorlint.analysis.facts import (
     STORE_METHODS,
     Accumulation,
@@ -81,6 +81,8 @@ __all__ = [
     "self_attribute",
     "string_value",
     "walk",
+    "with_import",
     "with_keyword",
     "without_argument",
+    "wrapped_in_with",
 ]

@@ -39,3 +39,56 @@ def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst
     elif args:
         args[-1] = args[-1].with_changes(comma=space)
     return call.with_changes(args=[*args, new])
+
+
+def wrapped_in_with(statement: cst.For | cst.While, context: cst.BaseExpression) -> cst.With:
+    """`with context:` around a loop, which moves one level deeper: LibCST indents its body,
+    comments and bracketed continuation lines with it; the comments above it stay above `with`."""
+    return cst.With(
+        items=[cst.WithItem(context)],
+        body=cst.IndentedBlock(body=[statement.with_changes(leading_lines=())]),
+        leading_lines=statement.leading_lines,
+    )
+
+
+def with_import(module: cst.Module, package: str, before: int) -> cst.Module:
+    """The module with `import package` among its top-level imports, above statement `before`:
+    just above the first import from that package (`from torch import nn`), else after the last
+    import, else after the docstring."""
+    body = list(module.body)
+    imports = [i for i, statement in enumerate(body[:before]) if _imported_modules(statement)]
+    same = [i for i in imports if any(m.split(".")[0] == package for m in _imported_modules(body[i]))]
+    line = cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.Name(package))])])
+    if same:
+        at = same[0]  # takes the comments and blank lines above that import
+        line = line.with_changes(leading_lines=body[at].leading_lines)
+        body[at] = body[at].with_changes(leading_lines=())
+    elif imports:
+        at = imports[-1] + 1
+    else:
+        at = 1 if body and _is_docstring(body[0]) and before > 0 else 0
+        if at:
+            line = line.with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=[*body[:at], line, *body[at:]])
+
+
+def _imported_modules(statement: cst.CSTNode) -> list[str]:
+    """The absolute modules a top-level line imports from (`import a.b, c`, `from a import b`)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return []
+    found = []
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            found += [cst.Module([]).code_for_node(alias.name) for alias in small.names]
+        elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+            found.append(cst.Module([]).code_for_node(small.module))
+    return found
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

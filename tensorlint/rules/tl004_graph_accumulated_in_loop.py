@@ -18,13 +18,19 @@ from tensorlint.analysis import (
     is_loss_name,
     method_call,
     names_reaching,
+    own_nodes,
     root_name,
     string_value,
     walk,
+    with_import,
+    wrapped_in_with,
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 _FORWARD_CODE = (Role.FORWARD, Role.MODULE_HOOK, Role.TENSOR_HOOK)
+# Calls that mean the loop trains: under `no_grad` they would fail or update nothing.
+_TRAINING_CALLS = frozenset(["backward", "manual_backward", "step", "zero_grad"])
+_NO_GRAD = frozenset(["torch.no_grad", "torch.autograd.no_grad"])
 
 
 class GraphAccumulatedInLoop(Rule):
@@ -86,13 +92,27 @@ class GraphAccumulatedInLoop(Rule):
     ```
 
     ## Fix safety
-    The fix accumulates `loss.item()` when the value is a loss (a one-element tensor: a name
-    that `.backward()` is called on, `outputs.loss`, a `criterion(...)` or `F.*_loss` call) and
-    the accumulator is only used as a number; otherwise it accumulates `value.detach()`, which
-    keeps a tensor for code that later stacks or calls methods on it. Both are unsafe: `.item()`
-    turns the total into a Python float and waits for the GPU; `.detach()` cuts gradients, which
+    A finding carries one fix, chosen by the loop. In a loop that does not train (no
+    `backward()`, `step()` or `zero_grad()` in it, nor in the functions and methods of the
+    module that it calls) and does not hand control back to a caller (no `yield`, `await`,
+    `async for`), the fix wraps the loop in `with torch.no_grad():`, spelled as the module spells
+    torch (`th.no_grad()`, or `no_grad()` when it is imported by name; `import torch` is added
+    when nothing binds the name). That removes the cause, since no graph is built at all, and it
+    works for values wrapped in lists and dicts too. It is unsafe: whatever the loop computes
+    comes out without gradients, which breaks a caller that backpropagates through the result
+    (a function's total that training code calls `.backward()` on), and the total stays a
+    tensor rather than becoming a number. A generator or coroutine is left alone because the
+    grad mode belongs to the thread: suspended under `no_grad`, it would switch gradients off
+    for its caller too.
+
+    Elsewhere (a training loop, or state kept across the calls of a step method), the fix
+    accumulates `loss.item()` when the value is a loss (a one-element tensor: a name that
+    `.backward()` is called on, `outputs.loss`, a `criterion(...)` or `F.*_loss` call) and the
+    accumulator is only used as a number; otherwise it accumulates `value.detach()`, which keeps
+    a tensor for code that later stacks or calls methods on it. Both are unsafe: `.item()` turns
+    the total into a Python float and waits for the GPU; `.detach()` cuts gradients, which
     matters if the sum was meant to be backpropagated. Values wrapped in lists or dicts get no
-    fix.
+    fix there.
 
     ## References
     - [PyTorch FAQ: Don't accumulate history across your training loop](https://docs.pytorch.org/docs/stable/notes/faq.html)
@@ -197,7 +217,8 @@ class GraphAccumulatedInLoop(Rule):
             if root in event.unit.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation
             reported.add(id(event.node))
-            yield Report(event.node, _message(root, loop, event), _fix(facts, event, root))
+            fix = _no_grad_fix(facts, event.unit, loop) or _fix(facts, event, root)
+            yield Report(event.node, _message(root, loop, event), fix)
 
 
 def _across_steps(facts: Facts, event: Accumulation) -> str | None:
@@ -233,6 +254,108 @@ def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None
     method = "item" if scalar and (event.via or not _used_as_tensor(event.unit, root)) else "detach"
     described = cst.Module([]).code_for_node(value)
     return NodeFix(f"Accumulate `{described}.{method}()`", Applicability.UNSAFE, ((value, method_call(value, method)),))
+
+
+def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
+    """`with torch.no_grad():` around a loop that neither trains nor suspends: no graph is built.
+
+    The loop's body, its helpers in this module (two calls deep) included, must not call
+    `backward()`, `step()` or `zero_grad()`, and must not `yield` or `await`: the grad mode is
+    per thread, and a generator or coroutine suspended under `no_grad` would switch it off for
+    its caller. torch is spelled as the module spells it; `import torch` is added if it has none.
+    """
+    node = loop.node
+    if loop.calls_backward or (isinstance(node, cst.For) and node.asynchronous) or _trains(facts, unit, node, 0):
+        return None
+    if any(_suspends(inner) for inner in own_nodes(node.body)):
+        return None
+    module = facts.index.module_unit.node
+    assert isinstance(module, cst.Module)
+    spelled = _no_grad_spelling(facts, module, unit)
+    context = cst.Call(func=spelled or cst.Attribute(cst.Name("torch"), cst.Name("no_grad")))
+    wrapped = wrapped_in_with(node, context)
+    message = f"Wrap the loop in `with {cst.Module([]).code_for_node(context)}:`"
+    if spelled is not None:
+        return NodeFix(message, Applicability.UNSAFE, ((node, wrapped),))
+    top = next((i for i, statement in enumerate(module.body) if statement is node or _contains(statement, node)), None)
+    if top is None:
+        return None  # not in this module's tree: nothing to edit here
+    if module.body[top] is node:  # a loop in the module body: the import lands next to it, one edit
+        whole = module.deep_replace(node, wrapped)
+        assert isinstance(whole, cst.Module)
+        replacements: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ((module, with_import(whole, "torch", top)),)
+    else:
+        replacements = ((node, wrapped), (module, with_import(module, "torch", top)))
+    return NodeFix(f"{message} (and `import torch`)", Applicability.UNSAFE, replacements)
+
+
+def _trains(facts: Facts, unit: Unit, node: cst.CSTNode, depth: int) -> bool:
+    """Whether code calls `backward()`, `step()`, `zero_grad()` or `torch.autograd.grad`, itself
+    or through the functions and methods of this module that it calls."""
+    for inner in own_nodes(node):
+        if not isinstance(inner, cst.Call):
+            continue
+        if callee_name(inner) in _TRAINING_CALLS or facts.imports.qualify(inner.func) == "torch.autograd.grad":
+            return True
+        helper = _helper(unit, inner) if depth < 2 else None
+        if helper is not None and _trains(facts, unit, helper, depth + 1):
+            return True
+    return False
+
+
+def _helper(unit: Unit, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of this module that a call runs: `helper(...)` or `self.method(...)`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        found = unit.lookup_def(func.value)
+        return found.node if found is not None and isinstance(found.node, cst.FunctionDef) else None
+    method = unit.method_unit()
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and method is not None
+        and method.cls is not None
+        and func.value.value == method.self_name
+    ):
+        return method.cls.methods.get(func.attr.value)
+    return None
+
+
+def _suspends(node: cst.CSTNode) -> bool:
+    """`yield`, `await`, `async for` and `async with`: code that hands control to its caller."""
+    if isinstance(node, (cst.Yield, cst.Await)):
+        return True
+    return isinstance(node, (cst.For, cst.With)) and node.asynchronous is not None
+
+
+def _no_grad_spelling(facts: Facts, module: cst.Module, unit: Unit) -> cst.BaseExpression | None:
+    """How this code names `torch.no_grad`: `no_grad` imported by name, `th.no_grad` for `import
+    torch as th`, `torch.no_grad`; None when nothing binds torch (the fix imports it)."""
+    scopes: list[cst.CSTNode] = [module]
+    around: Unit | None = unit
+    while around is not None and around.parent is not None:  # the function's own imports, and its parents'
+        scopes.append(around.node)
+        around = around.parent
+    torch_name = None
+    for scope in scopes:
+        for node in own_nodes(scope):
+            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    local = alias.evaluated_alias or alias.evaluated_name
+                    if facts.imports.aliases.get(local) in _NO_GRAD:
+                        return cst.Name(local)
+            elif isinstance(node, cst.Import):
+                for alias in node.names:
+                    name = dotted_name(alias.name) or ""
+                    if alias.asname is None and name.split(".")[0] == "torch":
+                        torch_name = torch_name or "torch"
+                    elif alias.asname is not None and name == "torch":
+                        torch_name = torch_name or alias.evaluated_alias
+    return cst.Attribute(cst.Name(torch_name), cst.Name("no_grad")) if torch_name else None
+
+
+def _contains(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(inner is node for inner in walk(statement))
 
 
 def _is_loss(facts: Facts, unit: Unit, expr: cst.BaseExpression, depth: int) -> bool:
