@@ -87,6 +87,14 @@ def _check_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixing.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when anything was fixed")
 
+    runtime = parser.add_argument_group("runtime")
+    runtime.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the code behind each finding and print its runtime verdict under it, as `tensorlint verify` "
+        "does (needs tensorlint[verify]); only files with findings run",
+    )
+
     suppression = parser.add_argument_group("suppression")
     suppression.add_argument(
         "--add-noqa", action="store_true", help="add `# noqa: CODE` comments to silence every current finding"
@@ -194,7 +202,13 @@ def _check(args: argparse.Namespace) -> int:
     )
     if args.add_noqa and any(str(path) == "-" for path in paths):
         raise ConfigError("--add-noqa cannot edit source read from stdin")
+    if args.verify and (fixing or args.add_noqa or args.statistics or any(str(path) == "-" for path in paths)):
+        raise ConfigError("--verify runs files: it goes with neither stdin, --fix, --diff, --add-noqa nor --statistics")
+    if args.verify and args.output_format not in ("concise", "json"):
+        raise ConfigError("--verify prints the verifier's report: --output-format concise or json")
     run = _lint(paths, configs, selection, files, fixing)
+    if args.verify:
+        return _verify_findings(run, args.output_format)
     if args.add_noqa:
         return _add_noqa(run)
     if args.diff:  # as ruff: the diff is the report; exit 1 when there is one
@@ -310,6 +324,14 @@ def _verify(args: list[str]) -> int:
     from tensorlint.verify.cli import main as verify_main
 
     return verify_main(args)
+
+
+def _verify_findings(run: Run, output_format: str) -> int:
+    """`check --verify`: what check found, each file with findings then run as `verify` runs it."""
+    from tensorlint.verify.cli import verify_findings
+
+    code = verify_findings(run.findings, output_format)
+    return EXIT_ERROR if run.failed else code
 
 
 def _rule(args: list[str]) -> int:

@@ -133,4 +133,4 @@ def test_run_and_a_file_are_exclusive() -> None:
     result = run_tensorlint(
         "verify", "fixtures/runtime/kept_exception.py", "--run", "examples/run/train_tl002_closure.py"
     )
-    assert result.returncode == 2 and "give FILE[::NAME], or --run SCRIPT" in result.stderr
+    assert result.returncode == 2 and "give PATH... or FILE::NAME, or --run SCRIPT" in result.stderr

@@ -1,6 +1,8 @@
-"""`tensorlint verify FILE[::TARGET]`: the static rules, then each finding's code run and measured.
+"""`tensorlint verify PATH... | FILE::TARGET` (and `check --verify`): the static rules, then each
+finding's code run and measured.
 
-All the jobs of the file run in one subprocess (runner.py); this process never imports torch.
+All the jobs of a file run in one subprocess (runner.py), one file after another; a file without
+findings is never run. This process never imports torch.
 """
 
 from __future__ import annotations
@@ -10,12 +12,16 @@ import importlib.util
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tensorlint.arguments import Parser
-from tensorlint.config import ConfigError, find_pyproject, load_config, tool_tables
+from tensorlint.config import ConfigError, ConfigFinder, find_pyproject, load_config, tool_tables
 from tensorlint.engine import lint_file, read_source
+from tensorlint.files import Missing, Skipped, discover
+from tensorlint.findings import Finding
+from tensorlint.notebook import NOTEBOOK_SUFFIX, NotPythonNotebook
 from tensorlint.output import escape
 from tensorlint.verify.plan import Options, Plan, plan
 from tensorlint.verify.runner import NO_TORCH, run_jobs
@@ -29,10 +35,17 @@ SETTINGS = {"entry": str, "calls": int, "warmup": int, "timeout": (int, float), 
 def parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="tensorlint verify",
-        usage="tensorlint verify FILE[::NAME] [options]\n       tensorlint verify --run SCRIPT [--steps N] [options] [-- ARGS]",
+        usage="tensorlint verify PATH... | FILE::NAME [options]\n"
+        "       tensorlint verify --run SCRIPT [--steps N] [options] [-- ARGS]",
         description="Run the code behind each finding in a subprocess and measure the tensor memory it keeps.",
     )
-    p.add_argument("target", nargs="?", help="FILE or FILE::NAME (a class or function of the file)")
+    p.add_argument(
+        "targets",
+        nargs="*",
+        metavar="PATH",
+        help="files or folders (found as `check` finds them; only files with findings run), "
+        "or one FILE::NAME (a class or function of the file)",
+    )
     p.add_argument(
         "--run",
         metavar="SCRIPT",
@@ -50,36 +63,47 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+@dataclass(frozen=True)
+class _Verified:
+    """One file's plans and the verdict of each; `name` is the FILE::NAME target, if any."""
+
+    path: Path
+    name: str
+    plans: list[Plan]
+    verdicts: list[Verdict]
+
+
 def main(argv: Sequence[str]) -> int:
     argv = list(argv)
     script_args = argv[argv.index("--") + 1 :] if "--" in argv else []
     options_part = argv[: argv.index("--")] if "--" in argv else argv
     args = parser().parse_args(options_part)
-    if (args.run is None) == (args.target is None):
-        parser().error("give FILE[::NAME], or --run SCRIPT")
+    if (args.run is None) == (not args.targets):
+        parser().error("give PATH... or FILE::NAME, or --run SCRIPT")
     if script_args and args.run is None:
         parser().error("arguments after -- go to the script of --run")
+    named = [target for target in args.targets if "::" in target]
+    if named and len(args.targets) > 1:
+        parser().error("FILE::NAME verifies one target of one file: give it alone")
     if not _torch_installed():
         sys.stderr.write(f"tensorlint: error: {NO_TORCH_HELP}\n")
         return EXIT_ERROR
     if args.run is not None:
         return _watch(args, script_args)
-    file, _, name = args.target.partition("::")
-    path = Path(file)
-    if not path.is_file():
+    file, _, name = named[0].partition("::") if named else ("", "", "")
+    if named and not Path(file).is_file():
         sys.stderr.write(f"tensorlint: error: {file}: No such file\n")
         return EXIT_ERROR
     try:
-        pyproject = find_pyproject(Path.cwd())
-        settings = _settings(pyproject)
-        config = load_config(pyproject)
-        source = read_source(path)
-    except (ConfigError, OSError, UnicodeDecodeError, SyntaxError) as error:
+        settings = _settings(find_pyproject(Path.cwd()))
+        found, failed = _findings([Path(file)] if named else [Path(t) for t in args.targets])
+    except ConfigError as error:
         sys.stderr.write(f"tensorlint: error: {error}\n")
         return EXIT_ERROR
     specs: dict[str, dict[str, Any]] = {k: v for k, v in settings.items() if isinstance(v, dict)}
     if args.inputs and name:
-        specs[f"{path.as_posix()}::{name}"] = {**specs.get(f"{path.as_posix()}::{name}", {}), "inputs": args.inputs}
+        key = f"{Path(file).as_posix()}::{name}"
+        specs[key] = {**specs.get(key, {}), "inputs": args.inputs}
     options = Options(
         target=name or None,
         entry=args.entry or settings.get("entry"),
@@ -89,21 +113,84 @@ def main(argv: Sequence[str]) -> int:
         device=args.device or str(settings.get("device", "auto")),
     )
     timeout = args.timeout or float(settings.get("timeout", 120))
-    findings = [f for f in lint_file(path, codes=config.codes_for(path)) if f.code]
-    try:
-        plans = plan(path, source, findings, options)
-    except SyntaxError as error:
-        sys.stderr.write(f"tensorlint: error: {path}: {error}\n")
-        return EXIT_ERROR
-    verdicts, warnings = _run_all(plans, timeout)
-    if any(v.reason.startswith(NO_TORCH) for v in verdicts):
+    return _verify_and_report(found, name, options, timeout, args.output_format, failed)
+
+
+def verify_findings(findings: Sequence[Finding], output_format: str) -> int:
+    """`tensorlint check --verify`: check's findings, each file that has some verified as
+    `tensorlint verify` does, with the settings of [tool.tensorlint.verify]."""
+    if not _torch_installed():
         sys.stderr.write(f"tensorlint: error: {NO_TORCH_HELP}\n")
         return EXIT_ERROR
-    if args.output_format == "json":
-        sys.stdout.write(json.dumps(_records(path, name, plans, verdicts, warnings), indent=2) + "\n")
+    settings = _settings(find_pyproject(Path.cwd()))
+    found: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        if finding.code:
+            found.setdefault(Path(finding.filename), []).append(finding)
+    options = Options(
+        entry=settings.get("entry"),
+        specs={k: v for k, v in settings.items() if isinstance(v, dict)},
+        calls=int(settings.get("calls", 20)),
+        warmup=int(settings.get("warmup", 3)),
+        device=str(settings.get("device", "auto")),
+    )
+    return _verify_and_report(found, "", options, float(settings.get("timeout", 120)), output_format, False)
+
+
+def _findings(paths: list[Path]) -> tuple[dict[Path, list[Finding]], bool]:
+    """Each file's findings, the files found as `check` finds them (excludes, .gitignore, the
+    nearest configuration); and whether a path was missing or could not be read."""
+    configs = ConfigFinder.for_command_line(None, isolated=False)
+    found: dict[Path, list[Finding]] = {}
+    failed = False
+    for item in discover(paths, configs):
+        if isinstance(item, (Missing, Skipped)):
+            why = "No such file or directory" if isinstance(item, Missing) else item.reason
+            sys.stderr.write(f"tensorlint: error: {escape(str(item.path))}: {why}\n")
+            failed = True
+            continue
+        try:
+            found[item] = [f for f in lint_file(item, codes=configs(item).codes_for(item)) if f.code]
+        except NotPythonNotebook:  # a notebook in another language: nothing to verify
+            continue
+    return found, failed
+
+
+def _verify_and_report(
+    found: dict[Path, list[Finding]], name: str, options: Options, timeout: float, output_format: str, failed: bool
+) -> int:
+    """Plan and run every file with findings (one subprocess each; a file without any costs no
+    torch start), print the report; exit 2 on an error, else 1 when a verdict says it leaks."""
+    results: list[_Verified] = []
+    warnings: list[str] = []
+    for path, findings in found.items():
+        if not findings and not name:
+            continue
+        try:
+            plans = _plans(path, findings, options)
+        except (OSError, UnicodeDecodeError, SyntaxError) as error:
+            sys.stderr.write(f"tensorlint: error: {escape(str(path))}: {error}\n")
+            failed = True
+            continue
+        verdicts, said = _run_all(plans, timeout)
+        if any(v.reason.startswith(NO_TORCH) for v in verdicts):
+            sys.stderr.write(f"tensorlint: error: {NO_TORCH_HELP}\n")
+            return EXIT_ERROR
+        results.append(_Verified(path, name, plans, verdicts))
+        warnings += [w for w in said if w not in warnings]
+    if output_format == "json":
+        sys.stdout.write(json.dumps(_records(results, warnings), indent=2) + "\n")
     else:
-        sys.stdout.write(_text(path, name, plans, verdicts, warnings))
-    return EXIT_LEAKS if any(v.leaks for v in verdicts) else EXIT_CLEAN
+        sys.stdout.write(_text(results, warnings))
+    if failed:
+        return EXIT_ERROR
+    return EXIT_LEAKS if any(v.leaks for r in results for v in r.verdicts) else EXIT_CLEAN
+
+
+def _plans(path: Path, findings: list[Finding], options: Options) -> list[Plan]:
+    if path.suffix == NOTEBOOK_SUFFIX:  # its cells are not a module that can be imported
+        return [Plan(str(path), reason="notebooks are not run", findings=findings)]
+    return plan(path, read_source(path), findings, options)
 
 
 def _watch(args: argparse.Namespace, script_args: list[str]) -> int:
@@ -189,20 +276,24 @@ def _run_all(plans: list[Plan], timeout: float) -> tuple[list[Verdict], list[str
     return verdicts, run.warnings if run else []
 
 
-def _text(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict], warnings: list[str]) -> str:
+def _text(results: list[_Verified], warnings: list[str]) -> str:
     lines = []
-    rows = [(f, p, v) for p, v in zip(plans, verdicts, strict=False) for f in p.findings]
+    rows = [(f, p, v) for r in results for p, v in zip(r.plans, r.verdicts, strict=False) for f in p.findings]
     for finding, item, verdict in sorted(rows, key=lambda r: r[0].sort_key):
         head = f"{escape(finding.filename)}:{finding.location.row}:{finding.location.column}: {finding.code}"
         lines.append(f"{head} {escape(finding.message)}")
         lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
-    for item, verdict in zip(plans, verdicts, strict=False):
-        if not item.findings:
-            lines.append(f"{escape(str(path))}::{escape(name)}: no static finding")
-            lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
+    for result in results:
+        for item, verdict in zip(result.plans, result.verdicts, strict=False):
+            if not item.findings:
+                lines.append(f"{escape(str(result.path))}::{escape(result.name)}: no static finding")
+                lines.append(f"  runtime ({escape(item.label)}): {escape(verdict.describe())}")
     counts = {v: sum(1 for _, _, verdict in rows if verdict.verdict == v) for v in VERDICTS}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    lines.append(f"Verified {len(rows)} finding{'s' if len(rows) != 1 else ''}" + (f": {summary}." if summary else "."))
+    files = f" in {len(results)} files" if len(results) > 1 else ""
+    lines.append(
+        f"Verified {len(rows)} finding{'s' if len(rows) != 1 else ''}{files}" + (f": {summary}." if summary else ".")
+    )
     if warnings:
         lines.append("")
         lines.append(f"Warnings from the verified code (not from tensorlint), {len(warnings)}:")
@@ -210,18 +301,18 @@ def _text(path: Path, name: str, plans: list[Plan], verdicts: list[Verdict], war
     return "\n".join(lines) + "\n"
 
 
-def _records(
-    path: Path, name: str, plans: list[Plan], verdicts: list[Verdict], warnings: list[str]
-) -> list[dict[str, Any]]:
+def _records(results: list[_Verified], warnings: list[str]) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
-    for item, verdict in zip(plans, verdicts, strict=False):
-        base = {"target": item.label, "job": item.job, "runtime": verdict.to_json(), "code_warnings": warnings}
-        if not item.findings:
-            records.append({"code": None, "filename": str(path), "name": name, **base})
-        for finding in item.findings:
-            location = {"row": finding.location.row, "column": finding.location.column}
-            records.append(
-                {"code": finding.code, "message": finding.message, "filename": finding.filename, "location": location}
-                | base
-            )
-    return sorted(records, key=lambda r: (r.get("location") or {}).get("row", 0))
+    for result in results:
+        for item, verdict in zip(result.plans, result.verdicts, strict=False):
+            base = {"target": item.label, "job": item.job, "runtime": verdict.to_json(), "code_warnings": warnings}
+            if not item.findings:
+                records.append({"code": None, "filename": str(result.path), "name": result.name, **base})
+            for finding in item.findings:
+                location = {"row": finding.location.row, "column": finding.location.column}
+                records.append(
+                    {"code": finding.code, "message": finding.message, "filename": finding.filename}
+                    | {"location": location}
+                    | base
+                )
+    return sorted(records, key=lambda r: (r["filename"], (r.get("location") or {}).get("row", 0)))
