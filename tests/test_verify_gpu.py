@@ -1,5 +1,5 @@
 """On a CUDA GPU (skipped elsewhere): the ledger agrees with the caching allocator within 1% on every
-confirmed fixture; DataLoader workers' CUDA use is measured for real (fork failure, spawn contexts)."""
+confirmed fixture; the allocator's history names the allocating line; DataLoader workers' CUDA use is measured for real (fork failure, spawn contexts)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,17 @@ def test_ledger_agrees_with_memory_allocated(name: str, job: dict[str, Any]) -> 
     assert verdict.verdict == "confirmed", verdict.describe()
     allocated = verdict.cross_check["cuda_memory_allocated_per_call"]
     assert abs(verdict.bytes_per_call - allocated) <= 0.01 * allocated, verdict.cross_check
+
+
+def test_the_allocator_names_the_line_of_the_tl001_leak() -> None:
+    """The caching allocator's history: the block kept every call was allocated by the relu line."""
+    from tensorlint.verify.drive import run
+
+    verdict = run(planned_job("tl001_feature_cache.py", {"kind": "module", "name": "FeatureRecorder"}, device="cuda"))
+    assert verdict.verdict == "confirmed" and verdict.device == "cuda:0", verdict.describe()
+    assert verdict.allocated_at.endswith("/tl001_feature_cache.py:16 forward"), verdict.allocated_at
+    assert "held by FeatureRecorder.features" in verdict.describe()
+    assert "; allocated at tl001_feature_cache.py:16 in forward;" in verdict.describe()
 
 
 def test_forked_workers_fail_after_the_parent_used_cuda() -> None:

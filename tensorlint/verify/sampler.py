@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import time
 import weakref
 from collections.abc import Callable
@@ -34,6 +35,7 @@ class Probe:
         self.started = 0.0
         self.warmup = 0
         self.old_roots: list[weakref.ref[Any]] = []
+        self.history = False  # the CUDA allocator records where each block is allocated
 
     def __enter__(self) -> Probe:
         self.ledger.__enter__()
@@ -41,6 +43,8 @@ class Probe:
 
     def __exit__(self, *exc: object) -> None:
         self.ledger.recording = False
+        if self.history:
+            _record_history(False)
         self.ledger.__exit__(*exc)
         gc.unfreeze()
 
@@ -53,6 +57,7 @@ class Probe:
         self.old_roots = [weakref.ref(o) for o in gc.get_objects() if _is_tensor(o) and o.grad_fn is not None]
         gc.freeze()  # per-sample collections then only scan objects made since, ~0 s instead of 0.1 s
         self.ledger.recording = True
+        self.history = self.cuda and _record_history(True)  # after warm-up: only the measured calls' blocks
         self.started = time.perf_counter()
         self.sample()
 
@@ -87,6 +92,9 @@ class Probe:
             }
         holders: tuple[Any, ...] = ()
         sites: tuple[Site, ...] = ()
+        allocated_at = ""
+        if decision.verdict == CONFIRMED and self.history:
+            allocated_at = allocating_line(_snapshot(), getattr(self.module, "__file__", None))
         if decision.verdict == CONFIRMED or decision.node_slope >= 1:
             gc.unfreeze()  # get_referrers does not see frozen objects
             holders, sites = attribute(self.ledger, frame, self.module)
@@ -113,9 +121,55 @@ class Probe:
             basis=decision.basis,
             holders=holders,
             sites=sites,
+            allocated_at=allocated_at,
             cross_check=cross,
             seconds=seconds,
         )
+
+
+HISTORY_ENTRIES = 100_000  # alloc/free events kept; each live block keeps its own stack whatever this is
+
+
+def _record_history(on: bool) -> bool:
+    """Start (or stop) the CUDA caching allocator's record of Python stacks; False where this
+    torch lacks the private API."""
+    try:
+        if on:
+            torch.cuda.memory._record_memory_history(max_entries=HISTORY_ENTRIES, stacks="python")
+        else:
+            torch.cuda.memory._record_memory_history(enabled=None)
+    except (AttributeError, RuntimeError, TypeError):
+        return False
+    return on
+
+
+def _snapshot() -> dict[str, Any]:
+    """The caching allocator's blocks, each with the stack that allocated it; {} where this torch
+    has no `_snapshot`."""
+    try:
+        torch.cuda.synchronize()
+        return dict(torch.cuda.memory._snapshot())
+    except (AttributeError, RuntimeError, TypeError):
+        return {}
+
+
+def allocating_line(snapshot: dict[str, Any], user_file: str | None) -> str:
+    """`FILE:LINE FUNCTION` of the line that allocated most of the blocks still allocated since
+    recording began (the measured calls): the innermost frame of each in the user's file; ""
+    when no block has one."""
+    user = os.path.realpath(user_file) if user_file else None
+    lines: dict[str, list[int]] = {}  # "file:line function" -> [blocks, bytes]
+    for segment in snapshot.get("segments", ()):
+        for block in segment.get("blocks", ()):
+            if block.get("state") != "active_allocated":
+                continue
+            frames = block.get("frames", ())  # innermost first; none for blocks from before recording
+            frame = next((f for f in frames if os.path.realpath(f.get("filename", "")) == user), None)
+            if frame is not None:
+                counted = lines.setdefault(f"{frame['filename']}:{frame['line']} {frame['name']}", [0, 0])
+                counted[0] += 1
+                counted[1] += int(block.get("size", 0))
+    return max(lines, key=lambda line: lines[line], default="")
 
 
 def _graph_nodes(old_roots: list[Any]) -> int:

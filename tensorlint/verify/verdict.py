@@ -57,6 +57,7 @@ class Verdict:
     basis: str = ""  # what confirmed a leak: "bytes" (the slope cleared the threshold) or "tensors" (one more per call)
     holders: tuple[Holder, ...] = ()
     sites: tuple[Site, ...] = ()
+    allocated_at: str = ""  # on CUDA, from the caching allocator's history: "FILE:LINE FUNCTION"
     cross_check: dict[str, Any] = field(default_factory=dict)  # CUDA allocator numbers
     workers: tuple[dict[str, Any], ...] = ()  # TL003: what DataLoader workers asked of CUDA
     series: dict[str, list[int]] = field(default_factory=dict)  # --run: bytes, tensors, nodes at each sample
@@ -107,7 +108,10 @@ class Verdict:
             # Holders that keep a tensor from about every call; the others hold what is in use now.
             growing = [h for h in self.holders if h.kind == "autograd graph" or h.tensors >= self.calls / 2]
             text += "; held by " + ", ".join(_holder_text(h, self.calls, unit) for h in (growing or self.holders)[:2])
-        if self.verdict == CONFIRMED and self.sites:
+        if self.verdict == CONFIRMED and self.allocated_at:
+            line, _, function = short_site(self.allocated_at).partition(" ")
+            text += f"; allocated at {line}" + (f" in {function}" if function else "")
+        elif self.verdict == CONFIRMED and self.sites:
             site = self.sites[0]
             text += f"; allocated at {short_site(site.site)} ({site.op}, {site.shape})"
         if self.verdict == CONFIRMED:
