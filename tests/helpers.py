@@ -98,3 +98,17 @@ def reported(out: str) -> list[tuple[str, int, str]]:
         if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
             found.append((parts[0], int(parts[1]), parts[3].split()[0]))
     return found
+
+
+def without_torch(script: str) -> str:
+    """A `python -c` program that runs `script` where importing torch fails, as on a machine
+    without it (the static path must never need it; the verifier must say how to install it)."""
+    return (
+        "import sys\n\n"
+        "class BlockTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        '        if name == "torch" or name.startswith("torch."):\n'
+        '            raise ImportError("torch is blocked in this test")\n'
+        "        return None\n\n"
+        "sys.meta_path.insert(0, BlockTorch())\n" + script
+    )

@@ -5,18 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from helpers import ROOT
+from helpers import ROOT, without_torch
 
-BLOCK_TORCH = """
-import sys
-
-class BlockTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is blocked in this test")
-        return None
-
-sys.meta_path.insert(0, BlockTorch())
+BLOCK_TORCH = without_torch(
+    """\
 import tensorlint.cli
 import tensorlint.flake8_plugin
 sys.argv = ["tensorlint", "--quiet", "fixtures", "examples"]
@@ -24,6 +16,7 @@ code = tensorlint.cli.main()
 assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules), "torch was imported"
 print("exit", code)
 """
+)
 
 
 def test_linting_works_with_torch_import_blocked() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, run_tensorlint
+from helpers import ROOT, run_tensorlint, without_torch
 from runtime_cases import on_device
 
 pytest.importorskip("torch")
@@ -92,20 +92,13 @@ def test_the_verified_codes_warnings_are_a_section_of_the_report(tmp_path: Path)
     assert "noisy.py:7: UserWarning: from the user code" in section
 
 
-BLOCK_TORCH = """
-import sys
-
-class BlockTorch:
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is blocked in this test")
-        return None
-
-sys.meta_path.insert(0, BlockTorch())
+BLOCK_TORCH = without_torch(
+    """\
 import tensorlint.cli
 sys.argv = ["tensorlint", "verify", "fixtures/runtime/tl001_feature_cache.py"]
 sys.exit(tensorlint.cli.main())
 """
+)
 
 
 def test_without_torch_it_says_how_to_install_it_and_exits_2() -> None:
