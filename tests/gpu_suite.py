@@ -6,8 +6,9 @@ come from this script, on CPU and on a GPU.
 Every fixture runs as the CLI runs it (runner.run_jobs: one fresh subprocess for the file, device
 auto). For each it records the verdict, the ledger's bytes per call, the holder and, on CUDA,
 `torch.cuda.memory_allocated()`'s bytes per call next to the ledger's; for TL003 the workers'
-outcome. Then (unless `--fixtures-only`: the fixtures' rows alone, within one command's time limit) the wall time of whole-file verification with one subprocess per target (before)
-and one per file (after), the `--run` example scripts, and the ledger's overhead on a train step.
+outcome. Then the wall time of whole-file verification with one subprocess per target (before)
+and one per file (after), the `--run` example scripts, and the ledger's overhead on a train step;
+`--fixtures-only` stops after the fixtures (to stay within one device command's time limit).
 """
 
 from __future__ import annotations
