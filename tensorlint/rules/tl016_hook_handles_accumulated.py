@@ -15,6 +15,7 @@ from tensorlint.analysis import (
     callee_name,
     dotted_name,
     hook_registration,
+    is_training_iteration,
     own_nodes,
     placed,
     receiver,
@@ -172,7 +173,7 @@ class HookHandlesAccumulated(Rule):
             yield Report(
                 store.node,
                 f"`{callee_name(registration)}` {where} keeps one more handle in `{container}`, which "
-                "is never emptied: the list grows by a handle per call and, until each is `.remove()`d, "
+                "is never emptied: it grows by a handle per call and, until each is `.remove()`d, "
                 "the hooks pile up, every one running on each pass and keeping what it captures; "
                 "register once, or remove the handles and empty the list when the step ends",
             )
@@ -184,7 +185,10 @@ def _repeating(facts: Facts, store: Store, registration: cst.Call, local: bool) 
     loops = [loop.node for loop in store.loops]
     where = repeats_per_step(store.unit, loops, facts.imports, receiver(registration))
     if local:
-        return where if where == "in this loop over batches" else None
+        batches = [loop for loop in store.loops if is_training_iteration(loop.node, store.unit, facts.imports)]
+        if not batches or root_name(store.container) in batches[-1].assigned:
+            return None  # the iteration makes its own list
+        return where
     if where is not None:
         return where
     unit: Unit | None = store.unit
@@ -252,5 +256,6 @@ def _tested(store: Store, container: str) -> bool:
 
 def _reads(expr: cst.BaseExpression, container: str) -> bool:
     return any(
-        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == container for node in [expr, *own_nodes(expr)]
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == container
+        for node in [expr, *own_nodes(expr)]
     )
