@@ -283,7 +283,7 @@ def _is_metric_class(facts: Facts, cls: ClassInfo) -> bool:
 def _adds_list_state(facts: Facts, cls: ClassInfo) -> bool:
     """`self.add_state("preds", default=[], dist_reduce_fx="cat")` in the class: a list state."""
     for info in lineage(facts.index.classes, cls):
-        for node in own_nodes(info.node):
+        for node in (node for method in info.methods.values() for node in own_nodes(method)):
             if isinstance(node, cst.Call) and callee_name(node) == "add_state":
                 default = next((a.value for a in node.args if a.keyword and a.keyword.value == "default"), None)
                 if default is None and len(node.args) > 1 and node.args[1].keyword is None:
