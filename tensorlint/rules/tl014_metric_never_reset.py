@@ -34,7 +34,7 @@ _LIST_STATES = frozenset(
      "MutualInfoScore", "NormalizedMutualInfoScore", "AdjustedMutualInfoScore", "RandScore", "AdjustedRandScore"]
 )  # fmt: skip
 _TASKS = ("Binary", "Multiclass", "Multilabel")
-_RESETS = frozenset(["reset", "compute_and_reset"])
+_RESETS = frozenset(["reset", "compute_and_reset", "increment"])  # `MetricTracker.increment()`: a new epoch
 _COPIES = frozenset(["to", "cuda", "cpu", "clone", "double", "float", "half"])  # a metric still
 
 
@@ -330,26 +330,38 @@ def _never_reset(
 
 
 def _per_batch(facts: Facts, unit: Unit, method: Unit, loops: list[cst.For | cst.While]) -> str | None:
-    if any(is_training_iteration(loop, unit, facts.imports) for loop in loops):
-        return "in a loop over batches"
+    """A method's update that repeats: in a step method or `forward`, or in a loop over batches
+    that itself repeats (inside a loop over epochs, or in a method called in a loop)."""
     if Role.FORWARD in method.roles or Role.STEP in method.roles:
         return f"in `{method.cls.name if method.cls else ''}.{method.name}` on every batch".replace("`.", "`")
+    batches = [i for i, loop in enumerate(loops) if is_training_iteration(loop, unit, facts.imports)]
+    if batches and (batches[-1] > 0 or _called_in_loop(facts, method)):
+        return f"in a loop over batches in every call of `{method.name}`"
     return None
 
 
 def _per_epoch_loop(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While]) -> str | None:
-    """A variable's metric, updated in a loop over batches: a module-level one, in every call of the
-    function; a local one, inside an outer loop (epochs) that does not make it afresh."""
+    """A variable's metric, updated in a loop over batches: a module-level one, in a function called
+    in a loop (once per epoch); a local one, inside an outer loop (epochs) that does not make it afresh."""
     batches = [i for i, loop in enumerate(loops) if is_training_iteration(loop, unit, facts.imports)]
     if not batches:
         return None
     binder = _binder(unit, updated)
     if binder is facts.index.module_unit and unit is not binder:
-        return f"in a loop over batches in every call of `{unit.name}`"
+        return f"in a loop over batches in every call of `{unit.name}`" if _called_in_loop(facts, unit) else None
     outer = loops[: batches[-1]]
     if binder is None or not outer or any(_assigns(loop, updated) for loop in outer):
         return None  # made afresh per epoch, or only one pass over the data
     return "in a loop over batches inside a loop over epochs"
+
+
+def _called_in_loop(facts: Facts, function: Unit) -> bool:
+    """Whether the module calls the function (`evaluate(...)`, `self.validate()`) inside a loop."""
+    for unit in facts.index.units:
+        for call, place in placed(unit, cst.Call):
+            if place.loops and callee_name(call) == function.name:
+                return True
+    return False
 
 
 def _binder(unit: Unit, name: str) -> Unit | None:
