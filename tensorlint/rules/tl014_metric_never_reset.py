@@ -22,7 +22,7 @@ from tensorlint.analysis import (
 )
 from tensorlint.rule import Report, Rule
 
-_LIBRARIES = ("torchmetrics.", "torcheval.metrics.")
+_LIBRARIES = ("torchmetrics.", "torcheval.metrics.", "pytorch_lightning.metrics.")  # the last: before torchmetrics
 # Metrics whose state is a list that every update extends with the batch's tensors (`cat` states),
 # by class name without the `Binary`/`Multiclass`/`Multilabel` task prefix.
 _LIST_STATES = frozenset(
@@ -319,7 +319,7 @@ def _never_reset(
         where, driver = _per_epoch_loop(facts, unit, updated, loops), [unit]
         if where is None:
             return None
-    if any(_resets(u, updated) for u in driver):
+    if any(_resets(facts, u, updated) for u in driver):
         return None
     # A sum state is harmless unless an epoch's value is read: at an epoch's end, or after the
     # loop over batches that updates it.
@@ -381,15 +381,18 @@ def _assigns(loop: cst.For | cst.While, name: str) -> bool:
     )
 
 
-def _resets(unit: Unit, updated: str) -> bool:
-    """`metric.reset()` (or a reset through something dynamic: a loop over metrics, `getattr`)."""
+def _resets(facts: Facts, unit: Unit, updated: str) -> bool:
+    """`metric.reset()`, or a reset through something dynamic (a loop over metrics, `getattr`);
+    not another metric's."""
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) not in _RESETS:
             continue
         owner = receiver(call)
-        owner_name = dotted_name(owner) if owner is not None else None
-        if owner_name is None or owner_name.startswith(updated) or ("." not in owner_name and owner_name != updated):
+        name = dotted_name(owner) if owner is not None else None
+        if name is None or name.startswith(updated):
             return True
+        if "." not in name and _metric_of(facts, unit, name) is None:
+            return True  # `for metric in metrics: metric.reset()`
     return False
 
 
