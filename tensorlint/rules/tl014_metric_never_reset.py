@@ -20,7 +20,7 @@ from tensorlint.analysis import (
     placed,
     receiver,
 )
-from tensorlint.rule import Report, Rule
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 _LIBRARIES = ("torchmetrics.", "torcheval.metrics.", "pytorch_lightning.metrics.")  # the last: before torchmetrics
 # Metrics whose state is a list that every update extends with the batch's tensors (`cat` states),
@@ -93,8 +93,12 @@ class MetricNeverReset(Rule):
     ```
 
     ## Fix safety
-    This rule reports without a fix: where an epoch ends (which hook, which loop) is the program's
-    decision, and a reset placed before the last `compute()` would change the logged values.
+    Where the epoch's `compute()` is read in one statement (in the class's one `*epoch*` method
+    that computes the metric, or in the epoch loop around the loop over batches), the fix adds
+    `metric.reset()` after the last statement there that uses the metric. It is unsafe: every
+    later `compute()` then gives that epoch's value instead of the running total, which is the
+    point, but code that relied on the total (a best-so-far, a cumulative plot) changes meaning.
+    No fix where the value is returned, or where the epoch's end is not visible in the file.
 
     ## References
     - [torchmetrics: Metric.reset and the metric's states](https://lightning.ai/docs/torchmetrics/stable/pages/implement.html)
@@ -103,6 +107,7 @@ class MetricNeverReset(Rule):
     """
 
     code = "TL014"
+    fix_availability = "Sometimes"
     name = "metric-never-reset"
     summary = "Stateful metric updated every batch and never reset"
     invalid = (
@@ -175,7 +180,52 @@ class MetricNeverReset(Rule):
                 if where is None:
                     continue
                 reported.add((id(unit), updated))
-                yield Report(call, _message(updated, metric, where))
+                yield Report(call, _message(updated, metric, where), _fix(facts, unit, updated, list(place.loops)))
+
+
+def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While]) -> NodeFix | None:
+    """`metric.reset()` after the statement that reads the epoch's `compute()`: in the one
+    `*epoch*` method of the class that computes it, or in the epoch loop around the batch loop."""
+    if "." in updated:
+        method = unit.method_unit()
+        assert method is not None and method.cls is not None
+        units = [
+            facts.index.method_units[id(m)]
+            for c in lineage(facts.index.classes, method.cls)
+            for m in c.methods.values()
+        ]
+        ends = [u for u in units if "epoch" in u.name.lower() and _computes(u, updated)]
+        if len(ends) != 1 or not isinstance(ends[0].node, cst.FunctionDef):
+            return None
+        block = ends[0].node.body
+    else:
+        batches = [i for i, loop in enumerate(loops) if is_training_iteration(loop, unit, facts.imports)]
+        if not batches or batches[-1] == 0:
+            return None
+        block = loops[batches[-1] - 1].body
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    reading = [i for i, statement in enumerate(block.body) if _reads(statement, updated)]
+    last = block.body[reading[-1]] if reading else None
+    if not isinstance(last, cst.SimpleStatementLine) or any(isinstance(s, cst.Return) for s in last.body):
+        return None  # nothing to put it after, or a `return` ends the block there
+    if not any(isinstance(n, cst.Call) and callee_name(n) == "compute" for n in own_nodes(last)):
+        return None
+    reset = cst.SimpleStatementLine(
+        [cst.Expr(cst.Call(cst.Attribute(cst.parse_expression(updated), cst.Name("reset"))))]
+    )
+    body = [*block.body[: reading[-1] + 1], reset, *block.body[reading[-1] + 1 :]]
+    return NodeFix(
+        f"Reset `{updated}` after its epoch's `compute()`",
+        Applicability.UNSAFE,
+        ((block, block.with_changes(body=body)),),
+    )
+
+
+def _reads(statement: cst.CSTNode, updated: str) -> bool:
+    return any(
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == updated for node in own_nodes(statement)
+    )
 
 
 def _message(updated: str, metric: _Metric, where: str) -> str:
