@@ -189,12 +189,7 @@ def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While
     if "." in updated:
         method = unit.method_unit()
         assert method is not None and method.cls is not None
-        units = [
-            facts.index.method_units[id(m)]
-            for c in lineage(facts.index.classes, method.cls)
-            for m in c.methods.values()
-        ]
-        ends = [u for u in units if "epoch" in u.name.lower() and _computes(u, updated)]
+        ends = [u for u in _methods(facts, method.cls) if "epoch" in u.name.lower() and _computes(u, updated)]
         if len(ends) != 1 or not isinstance(ends[0].node, cst.FunctionDef):
             return None
         block = ends[0].node.body
@@ -352,18 +347,16 @@ def _never_reset(
         method = unit.method_unit()
         if method is None or method.cls is None:
             return None
-        where = _per_batch(facts, unit, method, loops)
-        driver = [
-            facts.index.method_units[id(m)]
-            for c in lineage(facts.index.classes, method.cls)
-            for m in c.methods.values()
-        ]
+        where, driver = _per_batch(facts, unit, method, loops), _methods(facts, method.cls)
+        attribute = updated.partition(".")[2]
         recreated = any(
             u.name != "__init__"
             for c in lineage(facts.index.classes, method.cls)
-            for _, u in c.attribute_values.get(updated.partition(".")[2], [])
+            for _, u in c.attribute_values.get(attribute, [])
         )
         if where is None or recreated or any(_logged_as_object(u, updated) for u in driver):
+            return None
+        if _reset_from_outside(facts, attribute):
             return None
     else:
         where, driver = _per_epoch_loop(facts, unit, updated, loops), [unit]
@@ -377,6 +370,25 @@ def _never_reset(
     if not metric.keeps_lists and not any(_computes(u, updated) for u in readers):
         return None
     return where
+
+
+def _methods(facts: Facts, cls: ClassInfo) -> list[Unit]:
+    """The methods of the class and of its bases in the file: the code that drives its metrics."""
+    return [facts.index.method_units[id(m)] for c in lineage(facts.index.classes, cls) for m in c.methods.values()]
+
+
+def _reset_from_outside(facts: Facts, attribute: str) -> bool:
+    """`pl_module.val_acc.reset()` in a callback, `model.val_acc.reset()` in a script."""
+    for unit in facts.index.units:
+        for call, _ in placed(unit, cst.Call):
+            owner = receiver(call)
+            if (
+                callee_name(call) in _RESETS
+                and owner is not None
+                and (dotted_name(owner) or "").endswith(f".{attribute}")
+            ):
+                return True
+    return False
 
 
 def _per_batch(facts: Facts, unit: Unit, method: Unit, loops: list[cst.For | cst.While]) -> str | None:
