@@ -50,6 +50,8 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("kept_exception.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "traceback of RuntimeError kept in global `errors`"),
     ("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, "confirmed", None, ""),
     ("tl003_collate_fixed.py", {"kind": "loader", "name": "load_batches"}, "not reproduced", None, ""),
+    ("tl016_probe_handles.py", {"kind": "module", "name": "ActivationProbe"}, "confirmed", 16 * KIB, "partial"),
+    ("tl016_probe_handles_fixed.py", {"kind": "module", "name": "ActivationProbe"}, "not reproduced", 0, ""),
 ]  # fmt: skip
 
 

@@ -36,7 +36,16 @@ from tensorlint.analysis.index import (
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, string_value
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.syntax import Place, calls_in, declared_container, is_training_iteration, own_nodes, placed
+from tensorlint.analysis.syntax import (
+    Place,
+    calls_in,
+    declared_container,
+    hook_registration,
+    is_training_iteration,
+    own_nodes,
+    placed,
+    repeats_per_step,
+)
 from tensorlint.analysis.values import Value, is_loss_name
 from tensorlint.analysis.walk import walk
 
@@ -67,6 +76,7 @@ __all__ = [
     "declared_container",
     "dotted_name",
     "gc_paused",
+    "hook_registration",
     "is_loss_name",
     "is_training_iteration",
     "lineage",
@@ -77,6 +87,7 @@ __all__ = [
     "parse_module",
     "placed",
     "receiver",
+    "repeats_per_step",
     "root_name",
     "self_attribute",
     "string_value",

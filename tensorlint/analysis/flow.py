@@ -52,6 +52,7 @@ from tensorlint.analysis.syntax import (
     concatenated_operand,
     free_names,
     hands_over_data,
+    hook_registration,
     iterates_loader,
     own_nodes,
     placed,
@@ -751,10 +752,11 @@ class _Walker:
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
             self._in_place_update(call, recv)
-        # Only a tensor (or a closure) handed over can be kept: a helper of another module is not
-        # read for a call without one.
+        # Only a tensor, a closure or a hook's handle handed over can be kept: a helper of another
+        # module is not read for a call without one.
         given = [evaluate(arg.value, self) for arg in call.args]
-        if any(value.tensor or value.closure for value in given):
+        handles = any(hook_registration(arg.value, self.unit) for arg in call.args)
+        if handles or any(value.tensor or value.closure for value in given):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
