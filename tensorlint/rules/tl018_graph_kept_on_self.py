@@ -110,25 +110,34 @@ class GraphKeptOnSelf(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
+        kept: dict[int, list[AttributeWrite]] = {}  # `self.h, self.c = h, c`: one finding per statement
         for write in facts.attribute_writes:
-            role = next((r for r in _REPEATING if r in write.unit.roles), None)
-            if role is None or not write.value.graph or write.unit.name == "__init__":
-                continue
-            if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
-                continue  # a backward hook is given gradients
-            lifetime, _ = facts.container_kind(write.unit, write.target)
-            if lifetime not in ("attribute", "global") or _cleared(write):
-                continue
-            name = dotted_name(write.target) or write.target.attr.value
-            why = write.unit.roles[role]
+            if _kept_across_calls(facts, write):
+                kept.setdefault(id(write.node), []).append(write)
+        for writes in kept.values():
+            first = writes[0]
+            role = next(r for r in _REPEATING if r in first.unit.roles)
+            why = first.unit.roles[role]
             where = f"a hook {why}" if role is Role.MODULE_HOOK else why
+            names = ", ".join(f"`{dotted_name(w.target) or w.target.attr.value}`" for w in writes)
             yield Report(
-                write.node,
-                f"`{name}` keeps this call's tensor and its autograd graph alive until the next call of "
-                f"{where} replaces it: where nothing backpropagates through it, one step's saved "
-                "activations stay allocated (bounded: one step's graph, not a growth); assign `.detach()`",
-                _fix(write),
+                first.node,
+                f"{names} set in {where} keeps the tensor and its autograd graph alive until the next call "
+                "replaces it: where nothing backpropagates through it, that is one step's saved activations "
+                "(bounded: one step's graph, not a growth); assign `.detach()`",
+                _fix(first) if len(writes) == 1 else None,
             )
+
+
+def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
+    """A value with a graph, written once per batch onto an object that outlives the call."""
+    role = next((r for r in _REPEATING if r in write.unit.roles), None)
+    if role is None or not write.value.graph or write.unit.name == "__init__":
+        return False
+    if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
+        return False  # a backward hook is given gradients
+    lifetime, _ = facts.container_kind(write.unit, write.target)
+    return lifetime in ("attribute", "global") and not _cleared(write)
 
 
 def _cleared(write: AttributeWrite) -> bool:

@@ -6,7 +6,18 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts, Imports, Place, Role, Unit, callee_name, is_training_iteration, own_nodes, placed
+from tensorlint.analysis import (
+    Facts,
+    Imports,
+    Place,
+    Role,
+    Unit,
+    callee_name,
+    calls_in,
+    is_training_iteration,
+    own_nodes,
+    placed,
+)
 from tensorlint.rule import Report, Rule
 
 _EMPTY_CACHE = frozenset(
@@ -130,13 +141,13 @@ class EmptyCacheInLoop(Rule):
 def _every_step(imports: Imports, unit: Unit, place: Place) -> str | None:
     """Where the call runs once per step, in words; None when it runs less often."""
     for position, loop in enumerate(place.loops):
-        if not is_training_iteration(loop, unit, imports):
+        if not _steps(imports, unit, loop):
             continue
         inner = place.loops[position + 1 :]
-        if any(is_training_iteration(i, unit, imports) for i in inner):
+        if any(_steps(imports, unit, i) for i in inner):
             continue  # an epoch loop around the loop that holds the call: that one is the step
         nested = [n for n in own_nodes(loop.body) if isinstance(n, (cst.For, cst.While)) and n not in inner]
-        if any(is_training_iteration(n, unit, imports) for n in nested):
+        if any(_steps(imports, unit, n) for n in nested):
             return None  # the loop runs a whole loop over batches per iteration: once per epoch
         return "on every iteration of this loop over batches"
     method = unit.method_unit()
@@ -145,6 +156,14 @@ def _every_step(imports: Imports, unit: Unit, place: Place) -> str | None:
         if role is not None:
             return f"on every call of {method.roles[role]}"
     return None
+
+
+def _steps(imports: Imports, unit: Unit, loop: cst.For | cst.While) -> bool:
+    """A loop whose every iteration is a step: over a DataLoader, `next()`, an optimizer's step, or
+    `backward()` (a loop fed from a queue, stepping a wrapped optimizer: `optimizer.step(model)`)."""
+    if is_training_iteration(loop, unit, imports):
+        return True
+    return any(callee_name(c) == "backward" and isinstance(c.func, cst.Attribute) for c in calls_in(loop.body))
 
 
 def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
