@@ -24,6 +24,8 @@ _EMPTY_CACHE = frozenset(
     ["torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache", "torch.xpu.empty_cache"]
 )
 _PER_STEP = (Role.FORWARD, Role.STEP)
+# Words of a setting that switches the call on (`cfg.empty_cache`, `args.empty_unused_memory_level`).
+_KNOB_WORDS = frozenset(["empty", "cache", "memory", "mem"])
 # Allocator queries in an `if` test: the cache is emptied when memory runs short, not every step.
 _MEMORY_QUERIES = frozenset(
     [
@@ -55,8 +57,9 @@ class EmptyCacheInLoop(Rule):
     Not reported: a call once per epoch (in a loop whose body runs a whole loop over batches),
     after training or evaluation, in loops over models, checkpoints or configurations, in an
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
-    every N steps (`if step % 100 == 0:`) or when memory runs short (`if
-    torch.cuda.memory_reserved() > limit:`), and `gc.collect()` alone.
+    every N steps (`if step % 100 == 0:`), when memory runs short (`if
+    torch.cuda.memory_reserved() > limit:`) or when a setting named for it asks (`if
+    args.empty_unused_memory_level >= 1:`), and `gc.collect()` alone.
 
     ## Example
     ```python
@@ -176,4 +179,7 @@ def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
                 return True
             if any(isinstance(t, cst.Call) and callee_name(t) in _MEMORY_QUERIES for t in tests):
                 return True
+            words = {w for t in tests if isinstance(t, cst.Name) for w in t.value.lower().split("_")}
+            if words & _KNOB_WORDS:
+                return True  # `if args.empty_unused_memory_level >= 1:`: a setting the user chose
     return False
