@@ -36,7 +36,9 @@ class GraphKeptOnSelf(Rule):
     under `torch.no_grad()` or `torch.inference_mode()` (a decorated `forward` too), Lightning's
     `validation_step`/`test_step`/`predict_step`, assignments in `__init__` and other code that
     runs once, attributes deleted or set to `None` later in the same call or set to `None` by
-    another method of the class, non-tensors, parameters and buffers updated in place
+    another method of the class, state that the call reads before it writes it (a streaming cache
+    or recurrent state handed to the next call: `x = cat([self.cache, x]); self.cache = x`, whose
+    graph chaining is [TL004](TL004.md)'s), non-tensors, parameters and buffers updated in place
     (`self.running_mean.copy_(...)`), gradients in tensor or backward hooks, and slots of
     dicts (`self.cache["h"] = h`).
 
@@ -137,7 +139,23 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
     lifetime, _ = facts.container_kind(write.unit, write.target)
-    return lifetime in ("attribute", "global") and not _cleared(write)
+    return lifetime in ("attribute", "global") and not _cleared(write) and not _carried(write)
+
+
+def _carried(write: AttributeWrite) -> bool:
+    """Read earlier in the same call: state handed from one call to the next (a streaming cache, a
+    recurrent state, a running average), which the next call needs; whether its graph chains from
+    call to call is TL004's question."""
+    name = dotted_name(write.target)
+    written: set[int] = set()
+    for node in own_nodes(write.unit.node):
+        if node is write.node:
+            return False
+        if isinstance(node, cst.Assign):
+            written.update(id(t.target) for t in node.targets)
+        elif isinstance(node, cst.Attribute) and id(node) not in written and dotted_name(node) == name:
+            return True
+    return False
 
 
 def _cleared(write: AttributeWrite) -> bool:

@@ -24,6 +24,8 @@ _EMPTY_CACHE = frozenset(
     ["torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache", "torch.xpu.empty_cache"]
 )
 _PER_STEP = (Role.FORWARD, Role.STEP)
+# Per-call methods of any object (a pipeline block's `__call__`, a meter's `update`): not known to run per batch.
+_GENERIC_CALLS = frozenset(["__call__", "update", "process"])
 # Words of a setting that switches the call on (`cfg.empty_cache`, `args.empty_unused_memory_level`).
 _KNOB_WORDS = frozenset(["empty", "cache", "memory", "mem"])
 # Allocator queries in an `if` test: the cache is emptied when memory runs short, not every step.
@@ -46,6 +48,8 @@ class EmptyCacheInLoop(Rule):
     in the body of a training or evaluation loop (a loop over a DataLoader, or one that steps an
     optimizer), or in `forward` or a per-step method (`training_step`, `validation_step`,
     `on_train_batch_end`, any `*_step` or `*_batch` method) and the methods of `self` they call.
+    A generic `__call__`, `update` or `process` does not count: such a call may run once per
+    video segment, request or pipeline stage.
 
     ## Why is this bad?
     `empty_cache()` returns the caching allocator's unused blocks to the driver. It frees no
@@ -154,7 +158,7 @@ def _every_step(imports: Imports, unit: Unit, place: Place) -> str | None:
             return None  # the loop runs a whole loop over batches per iteration: once per epoch
         return "on every iteration of this loop over batches"
     method = unit.method_unit()
-    if method is not None:
+    if method is not None and method.name not in _GENERIC_CALLS:
         role = next((r for r in _PER_STEP if r in method.roles), None)
         if role is not None:
             return f"on every call of {method.roles[role]}"
