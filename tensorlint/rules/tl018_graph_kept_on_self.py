@@ -12,6 +12,7 @@ from tensorlint.rule import Applicability, NodeFix, Report, Rule
 # Code that runs once per batch and whose values carry a graph: forward, forward hooks, per-step
 # methods. Tensor hooks and backward hooks are given gradients, which carry none.
 _REPEATING = (Role.FORWARD, Role.MODULE_HOOK, Role.STEP)
+_GIVEN_VALUES = frozenset(["update", "process"])
 
 
 class GraphKeptOnSelf(Rule):
@@ -34,7 +35,8 @@ class GraphKeptOnSelf(Rule):
 
     Not reported: detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
     under `torch.no_grad()` or `torch.inference_mode()` (a decorated `forward` too), Lightning's
-    `validation_step`/`test_step`/`predict_step`, assignments in `__init__` and other code that
+    `validation_step`/`test_step`/`predict_step`, a meter's `update` or a processor's `process`
+    (called by code this file may not show, under `no_grad` or not), assignments in `__init__` and other code that
     runs once, attributes deleted or set to `None` later in the same call or set to `None` by
     another method of the class, state that the call reads before it writes it (a streaming cache
     or recurrent state handed to the next call: `x = cat([self.cache, x]); self.cache = x`, whose
@@ -136,6 +138,8 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
     role = next((r for r in _REPEATING if r in write.unit.roles), None)
     if role is None or not write.value.graph or write.unit.name == "__init__":
         return False
+    if role is Role.STEP and (write.unit.method_unit() or write.unit).name in _GIVEN_VALUES:
+        return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
     lifetime, _ = facts.container_kind(write.unit, write.target)
