@@ -30,14 +30,18 @@ class GraphKeptOnSelf(Rule):
     backpropagates through the value (an evaluation pass not under `torch.no_grad()`, attention
     maps or features kept for visualisation), that graph holds every activation the step saved
     for backward: peak memory grows by roughly one step's activations. The cost is bounded (one
-    step's graph, replaced on the next call), not a growth; [TL001](TL001.md) reports containers
-    that grow, [TL004](TL004.md) attributes that accumulate across calls.
+    step's graph, replaced on the next call), not a growth. Measured on CPU by walking the saved
+    tensors of the kept graph (not with the verifier, which measures growth): `self.last = h`
+    after a 1024-4096-1024 MLP on a batch of 256, with grad on and no `backward()`, keeps 10 MiB
+    between calls, 1 MiB for `h` and 9 MiB of saved activations; `h.detach()` keeps 1 MiB.
+    [TL001](TL001.md) reports containers that grow, [TL004](TL004.md) attributes that accumulate
+    across calls.
 
     Not reported: detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
     under `torch.no_grad()` or `torch.inference_mode()` (a decorated `forward` too), Lightning's
     `validation_step`/`test_step`/`predict_step`, a meter's `update` or a processor's `process`
-    (called by code this file may not show, under `no_grad` or not), assignments in `__init__` and other code that
-    runs once, attributes deleted or set to `None` later in the same call or set to `None` by
+    (called by code this file may not show, under `no_grad` or not), assignments in `__init__`
+    and other code that runs once, attributes deleted or set to `None` later in the same call or set to `None` by
     another method of the class, state that the call reads before it writes it (a streaming cache
     or recurrent state handed to the next call: `x = cat([self.cache, x]); self.cache = x`, whose
     graph chaining is [TL004](TL004.md)'s), non-tensors, parameters and buffers updated in place
