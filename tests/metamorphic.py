@@ -121,7 +121,9 @@ def _all_scopes(fixture: Fixture) -> set[Scope]:
 @cache
 def rule_fixtures() -> tuple[Fixture, ...]:
     """fixtures/TLnnn/{pos,neg}_*.py of every rule a plain run enables, and of the opt-in leak rules."""
-    return tuple(Fixture(p.relative_to(FIXTURES).as_posix(), p.read_text(encoding="utf-8")) for p in leak_rule_fixtures())
+    return tuple(
+        Fixture(p.relative_to(FIXTURES).as_posix(), p.read_text(encoding="utf-8")) for p in leak_rule_fixtures()
+    )
 
 
 def findings(source: str, fixture: str) -> set[tuple[int, str]]:

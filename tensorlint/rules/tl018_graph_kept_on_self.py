@@ -187,8 +187,8 @@ def _cleared(write: AttributeWrite) -> bool:
 
 def _clears(node: cst.CSTNode, name: str | None) -> bool:
     if isinstance(node, cst.Del):
-        targets = node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]
-        return any(dotted_name(t.value if isinstance(t, cst.Element) else t) == name for t in targets)
+        targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+        return any(dotted_name(t) == name for t in targets)
     if isinstance(node, cst.Assign) and _is_none(node.value):
         return any(dotted_name(t.target) == name for t in node.targets)
     return False
