@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import AttributeWrite, Facts, Role, dotted_name, method_call, own_nodes
+from tensorlint.analysis import AttributeWrite, Facts, Role, all_params, dotted_name, method_call, own_nodes
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 # Code that runs once per batch and whose values carry a graph: forward, forward hooks, per-step
@@ -44,7 +44,8 @@ class GraphKeptOnSelf(Rule):
     and other code that runs once, attributes deleted or set to `None` later in the same call or set to `None` by
     another method of the class, state that the call reads before it writes it (a streaming cache
     or recurrent state handed to the next call: `x = cat([self.cache, x]); self.cache = x`, whose
-    graph chaining is [TL004](TL004.md)'s), non-tensors, parameters and buffers updated in place
+    graph chaining is [TL004](TL004.md)'s), optional arguments kept as given (`self.mask = mask`
+    for `forward(self, x, mask=None)`: inputs, not activations), non-tensors, parameters and buffers updated in place
     (`self.running_mean.copy_(...)`), gradients in tensor or backward hooks, and slots of
     dicts (`self.cache["h"] = h`).
 
@@ -146,8 +147,20 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
         return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
+    if _optional_argument(write):
+        return False
     lifetime, _ = facts.container_kind(write.unit, write.target)
     return lifetime in ("attribute", "global") and not _cleared(write) and not _carried(write)
+
+
+def _optional_argument(write: AttributeWrite) -> bool:
+    """`self.mask = mask` for `forward(self, x, mask=None)`: an optional argument kept as given is
+    an input (a mask, labels, a cache), not an activation with a graph."""
+    value = write.value_expr
+    node = write.unit.node
+    if not isinstance(value, cst.Name) or not isinstance(node, cst.FunctionDef):
+        return False
+    return any(p.name.value == value.value and p.default is not None for p in all_params(node.params))
 
 
 def _carried(write: AttributeWrite) -> bool:
