@@ -45,8 +45,8 @@ class EmptyCacheInLoop(Rule):
     """
     ## What it does
     Checks for `torch.cuda.empty_cache()` (and `torch.mps`/`torch.xpu`'s) called once per step:
-    in the body of a training or evaluation loop (a loop over a DataLoader, or one that steps an
-    optimizer), or in `forward` or a per-step method (`training_step`, `validation_step`,
+    in the body of a training or evaluation loop (a loop over a DataLoader, or one that fetches
+    batches with `next()`, steps an optimizer or calls `backward()`), or in `forward` or a per-step method (`training_step`, `validation_step`,
     `on_train_batch_end`, any `*_step` or `*_batch` method) and the methods of `self` they call.
     A generic `__call__`, `update` or `process` does not count: such a call may run once per
     video segment, request or pipeline stage.
