@@ -3,7 +3,7 @@
 `analyze(module)` runs two passes over a parsed module: `index` collects imports, classes,
 functions and the roles they play (forward code, hooks, DataLoader worker code); `flow` then
 walks each function in statement order and records the events that rules judge in a `Facts`
-record: values stored into containers (`Store`), accumulations (`Accumulation`), closures that
+record: values stored into containers (`Store`), accumulations (`Accumulation`), attributes replaced (`AttributeWrite`), closures that
 escape (`ClosureEscape`), CUDA work (`CudaWork`). Rules read those and ask the helpers below
 about syntax; front-ends parse (`parse_module`), analyse, and keep other modules in a `Project`.
 """
@@ -12,6 +12,7 @@ from tensorlint.analysis.edits import method_call, with_import, with_keyword, wi
 from tensorlint.analysis.facts import (
     STORE_METHODS,
     Accumulation,
+    AttributeWrite,
     ClosureEscape,
     CudaWork,
     Facts,
@@ -53,6 +54,7 @@ __all__ = [
     "MODULE_HOOK_REGISTRATIONS",
     "STORE_METHODS",
     "Accumulation",
+    "AttributeWrite",
     "ClassInfo",
     "ClosureEscape",
     "CudaWork",
