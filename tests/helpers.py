@@ -45,8 +45,8 @@ def default_rule_fixtures() -> list[Path]:
 
 
 # Opt-in rules about leaks: their fixtures are rewritten by the metamorphic tests too, with their
-# code selected. TL900 is left out: it judges `# noqa` comments against other rules' findings, not
-# code, and its fixtures are about where those comments sit.
+# code selected. TL900 is left out: it judges suppression comments against other rules' findings,
+# not code, and its fixtures are about where those comments sit.
 OPT_IN_LEAK_CODES = OPT_IN_CODES - {"TL900"}
 
 
