@@ -31,19 +31,40 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     lineage,
+    resolve_callable,
     self_attribute,
 )
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, string_value
+from tensorlint.analysis.names import (
+    Imports,
+    argument,
+    callee_name,
+    dotted_name,
+    names_in,
+    receiver,
+    references,
+    string_value,
+)
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.syntax import Place, calls_in, declared_container, is_training_iteration, own_nodes, placed
+from tensorlint.analysis.recurrent import BACKWARD_CALLS, CarriedState, carried_states
+from tensorlint.analysis.syntax import (
+    Place,
+    calls_in,
+    carried_names,
+    declared_container,
+    is_training_iteration,
+    own_nodes,
+    placed,
+)
 from tensorlint.analysis.values import Value, is_loss_name
 from tensorlint.analysis.walk import walk
 
 __all__ = [
+    "BACKWARD_CALLS",
     "MODULE_HOOK_REGISTRATIONS",
     "STORE_METHODS",
     "Accumulation",
+    "CarriedState",
     "ClassInfo",
     "ClosureEscape",
     "CudaWork",
@@ -64,6 +85,8 @@ __all__ = [
     "bounded_per_call",
     "callee_name",
     "calls_in",
+    "carried_names",
+    "carried_states",
     "declared_container",
     "dotted_name",
     "gc_paused",
@@ -77,6 +100,8 @@ __all__ = [
     "parse_module",
     "placed",
     "receiver",
+    "references",
+    "resolve_callable",
     "root_name",
     "self_attribute",
     "string_value",

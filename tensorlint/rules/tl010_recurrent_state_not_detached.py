@@ -1,0 +1,175 @@
+"""TL010: recurrent state carried across training batches without `.detach()`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tensorlint.analysis import CarriedState, Facts, Unit, argument, carried_states
+from tensorlint.rule import Report, Rule
+
+
+class RecurrentStateNotDetached(Rule):
+    """
+    ## What it does
+    Checks for recurrent state that a training loop feeds back, batch after batch, into the call
+    that computes it, without cutting its autograd history: `out, hidden = model(x, hidden)`,
+    `output, (h, c) = self.lstm(x, (h, c))`, `hidden = self.rnn(x, hidden)[1]` or
+    `outputs = model(x, mems=mems); mems = outputs.mems` in a loop that calls `backward()`, and
+    `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step`, where
+    no `hidden = hidden.detach()`, `repackage_hidden(hidden)`, `hidden.detach_()`, `.data` or
+    fresh start (`hidden = model.init_hidden(bs)`) comes between one batch and the next.
+
+    ## Why is this bad?
+    The state of batch N is computed from the state of batch N-1, so its autograd graph reaches
+    back through every batch seen so far. Either `backward()` fails on the second batch
+    ("Trying to backward through the graph a second time"), or, once that is silenced with
+    `retain_graph=True`, every batch's graph and saved activations stay alive and each
+    `backward()` walks all of them again: memory and step time grow with the number of batches.
+    Measured with `tensorlint verify` on CPU (a 2-layer LSTM, batch 32, 35 steps of 64 features,
+    `retain_graph=True`): 1,089 KiB kept per batch; detached, nothing. PyTorch's FAQ ("Avoid
+    running RNNs on sequences that are too large") and its word_language_model example prescribe
+    truncated backpropagation through time: detach the hidden state at the start of each batch
+    (`repackage_hidden`).
+
+    Not reported: state detached or started afresh anywhere in the iteration (also through a
+    helper of the same file that calls `.detach()`, or under a condition other than the state's
+    own `is None` test), state carried only within one batch (an inner loop over time steps,
+    where the graph should span the steps), loops without `backward()` (generation, decoding,
+    evaluation), code under `torch.no_grad()`/`inference_mode()`, values that no backpropagated
+    loss is computed from, and `self.hidden` that another method (`on_train_batch_start`) or
+    the training script resets. State that `forward` keeps on the module across calls is not
+    followed. When the loop also calls `backward(retain_graph=True)`, this rule reports the
+    carried state and TL011 stays silent.
+
+    ## Example
+    ```python
+    hidden = model.init_hidden(batch_size)
+    for x, y in loader:
+        output, hidden = model(x, hidden)
+        loss = criterion(output, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    ```
+
+    Use instead:
+    ```python
+    hidden = model.init_hidden(batch_size)
+    for x, y in loader:
+        hidden = repackage_hidden(hidden)  # hidden.detach(), or tuple(h.detach() for h in hidden)
+        output, hidden = model(x, hidden)
+        loss = criterion(output, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    This rule reports without a fix. Whether the state is a tensor, a tuple of tensors, a
+    model-specific object or `None` before the first batch decides how to detach it, and the
+    file rarely shows that; detaching also changes the gradients (they stop at the batch
+    boundary, which is what truncated BPTT means), a choice for the author.
+
+    ## References
+    - [PyTorch FAQ: Avoid running RNNs on sequences that are too large](https://docs.pytorch.org/docs/stable/notes/faq.html)
+    - [PyTorch examples: word_language_model, `repackage_hidden`](https://github.com/pytorch/examples/blob/main/word_language_model/main.py)
+    - [PyTorch forums: LSTM, "Trying to backward through the graph a second time"](https://discuss.pytorch.org/t/solved-training-a-simple-rnn/9055)
+    """
+
+    code = "TL010"
+    name = "recurrent-state-not-detached"
+    summary = "Recurrent state carried across training batches without `.detach()`"
+    invalid = (
+        """
+        import torch
+
+        def train(model, loader, optimizer, criterion, batch_size):
+            hidden = model.init_hidden(batch_size)
+            for x, y in loader:
+                output, hidden = model(x, hidden)
+                loss = criterion(output, y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+    )
+    valid = (
+        """
+        import torch
+
+        def repackage_hidden(h):
+            if isinstance(h, torch.Tensor):
+                return h.detach()
+            return tuple(repackage_hidden(v) for v in h)
+
+        def train(model, loader, optimizer, criterion, batch_size):
+            hidden = model.init_hidden(batch_size)
+            for x, y in loader:
+                hidden = repackage_hidden(hidden)
+                output, hidden = model(x, hidden)
+                loss = criterion(output, y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+        """
+        import torch
+
+        def train(model, loader, optimizer, criterion):
+            for x, y in loader:
+                hidden = None
+                outputs = []
+                for step in range(x.size(1)):
+                    out, hidden = model.cell(x[:, step], hidden)
+                    outputs.append(out)
+                loss = criterion(torch.stack(outputs, 1), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """,
+    )
+
+    def check(self, facts: Facts) -> Iterator[Report]:
+        for unit in facts.index.units:
+            for state in carried_states(facts, unit):
+                yield Report(state.node, _message(unit, state))
+
+
+def _message(unit: Unit, state: CarriedState) -> str:
+    names = ", ".join(f"`{name}`" for name in state.names)
+    statement = cst.Module([]).code_for_node(state.node).strip()
+    statement = statement if len(statement) <= 60 else statement[:57] + "..."
+    if state.loop is not None:
+        per, plural = "batch", "batches"
+        kind = "for" if isinstance(state.loop, cst.For) else "while"
+        where = f"this `{kind}` loop calls `backward()`"
+    else:
+        per, plural = "step", "steps"
+        where = f"`{unit.name}` runs once per batch"
+    if any(_retains(call) for call in state.backwards):
+        effect = (
+            f"with `retain_graph=True` every {per}'s graph and saved activations stay alive, so memory and "
+            f"backward time grow with every {per}"
+        )
+    else:
+        effect = (
+            f"its autograd graph reaches back through every earlier {per}, so memory and backward time grow "
+            f"with the number of {plural} (or `backward()` fails on the second one)"
+        )
+    if len(state.names) == 1:
+        name = state.names[0]
+        advice = f"`{name} = {name}.detach()`, or `repackage_hidden({name})` for a tuple"
+    else:
+        advice = f"`{', '.join(state.names)} = {', '.join(f'{n}.detach()' for n in state.names)}`"
+    verb = "is" if len(state.names) == 1 else "are"
+    return (
+        f"{names} {verb} carried from one {per} into the next by `{statement}` and never detached ({where}): "
+        f"{effect}; detach at the start of each {per} ({advice})"
+    )
+
+
+def _retains(call: cst.Call) -> bool:
+    flag = argument(call, "retain_graph")
+    return isinstance(flag, cst.Name) and flag.value == "True"
