@@ -16,14 +16,17 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts
-from tensorlint.analysis.index import NO_GRAD_STEP_METHODS, Role, Unit, resolve_callable
+from tensorlint.analysis.index import NO_GRAD_STEP_METHODS, Role, Unit, resolve_callable, self_attribute
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import Place, calls_in, own_nodes, placed, target_names
+from tensorlint.analysis.values import is_model_name
 
 # The calls that backpropagate a loss: `loss.backward()`, Lightning's and Accelerate's.
 BACKWARD_CALLS = frozenset(["backward", "manual_backward"])
 _NO_GRAD = frozenset(["no_grad", "inference_mode"])
-_CUT_WORDS = ("detach", "repackage")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
+_CUT_WORDS = ("detach", "repackage")
+# Names of recurrent networks and their cells: `self.lstm`, `encoder_rnn`, `gru_cell`.
+_RECURRENT_WORDS = ("rnn", "lstm", "gru", "cell")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
 # Steps that train: a per-step method's state leaks only if the step builds a graph from it.
 _TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
@@ -71,30 +74,31 @@ def _states(
     loop: cst.For | cst.While | None,
     returned: Iterable[cst.BaseExpression] = (),
 ) -> Iterator[CarriedState]:
-    """The assignments in `body` that carry a name from the previous run of `body` through a call,
-    into a loss that `backwards` (or `returned`) take, where nothing in `body` cuts the name."""
-    assigns = [node for node in own_nodes(body) if isinstance(node, cst.Assign)]
+    """The assignments in `body` that pass a name's value from the previous run of `body` to a model
+    (`model(x, hidden)`, `self.lstm(x, (h, c))`) and bind the name to what it returns, where the loss
+    that `backwards` take (or the step returns) is computed from it and nothing in `body` cuts it."""
+    assigns: list[cst.Assign] = []
     guarded = _guarded(body)
     origins: dict[str, set[str]] = {name: set() for name in fresh}  # name -> earlier runs' names it holds
-    computed: set[str] = set()  # names whose value a call computed from a carried value
     candidates: list[tuple[cst.Assign, set[str]]] = []
     restarted: set[str] = set()  # detached, or assigned afresh
-    for assign in assigns:
-        targets = {name for target in assign.targets for name in target_names(target.target)}
-        reads = references(assign.value)
-        cut = _cuts(facts, unit, assign.value)
-        held = set() if cut else {old for name in reads for old in origins.get(name, {name})}
-        called = not cut and (_has_call(assign.value) or bool(reads & computed))
-        carried = targets & held if called else set()
-        if carried:
-            candidates.append((assign, carried))
+    for node in own_nodes(body):
+        if isinstance(node, (cst.For, cst.CompFor)):
+            origins.update((name, set()) for name in target_names(node.target))  # an inner loop's variables
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            origins.update((name, set()) for name in target_names(node.asname.name))
+        if not isinstance(node, cst.Assign):
+            continue
+        assigns.append(node)
+        targets = {name for target in node.targets for name in target_names(target.target)}
+        cut = _cuts(facts, unit, node.value)
+        held = set() if cut else {old for name in references(node.value) for old in origins.get(name, {name})}
+        if not cut and (carried := targets & _fed_to_model(facts, unit, node.value, origins)):
+            candidates.append((node, carried))
         for name in targets:
-            if cut or (name not in held and id(assign) not in guarded.get(name, set())):
+            if cut or (name not in held and id(node) not in guarded.get(name, set())):
                 restarted.add(name)
             origins[name] = held
-            computed.discard(name)
-            if called:
-                computed.add(name)
     if not candidates:
         return
     restarted |= _detached_by_calls(facts, unit, body, {name for _, names in candidates for name in names})
@@ -221,8 +225,49 @@ def _reaching(assigns: list[cst.Assign], seeds: set[str]) -> set[str]:
     return reached
 
 
-def _has_call(value: cst.BaseExpression) -> bool:
-    return any(isinstance(node, cst.Call) for node in [value, *own_nodes(value)])
+def _fed_to_model(facts: Facts, unit: Unit, value: cst.BaseExpression, origins: dict[str, set[str]]) -> set[str]:
+    """The earlier runs' names whose values `value` passes as arguments to a module call."""
+    held: set[str] = set()
+    for node in [value, *own_nodes(value)]:
+        if isinstance(node, cst.Call) and _calls_module(facts, unit, node):
+            for arg in node.args:
+                held |= {old for name in references(arg.value) for old in origins.get(name, {name})}
+    return held
+
+
+def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
+    """`model(x, h)`, `self.rnn(x, h)`, `model.lstm(x, h)`, `agent.get_states(x, h)`: a call of a
+    network or of one of its methods, by what the analysis knows of the names or by their names."""
+    env = facts.final_env.get(id(unit), {})
+    expr: cst.BaseExpression = call.func
+    while isinstance(expr, (cst.Attribute, cst.Name)):
+        chain = dotted_name(expr) or ""
+        value = env.get(chain)
+        attribute = self_attribute(unit, expr)
+        last = chain.rsplit(".", 1)[-1]
+        if (value is not None and value.module) or chain in unit.module_evidence:
+            return True
+        if attribute is not None and unit.cls is not None and attribute in unit.cls.module_attributes:
+            return True
+        if is_model_name(last) or any(word in last.lower() for word in _RECURRENT_WORDS):
+            return True
+        if not isinstance(expr, cst.Attribute):
+            break
+        expr = expr.value
+    return False
+    parts = chain.split(".")
+    env = facts.final_env.get(id(unit), {})
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        attribute = self_attribute(unit, cst.parse_expression(prefix)) if end > 1 else None
+        value = env.get(prefix)
+        if (value is not None and value.module) or prefix in unit.module_evidence:
+            return True
+        if attribute is not None and unit.cls is not None and attribute in unit.cls.module_attributes:
+            return True
+        if is_model_name(parts[end - 1]) or any(word in parts[end - 1].lower() for word in _RECURRENT_WORDS):
+            return True
+    return False
 
 
 def _is_backward(call: cst.Call) -> bool:
