@@ -173,7 +173,7 @@ class RetainGraphInLoop(Rule):
 
 def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While | None, loss: set[str]) -> str:
     spelled = cst.Module([]).code_for_node(call.func)
-    per = "iteration" if loop is not None else f"call of `{unit.name}`"
+    per = "iteration" if loop is not None else "step"
     keeper = _keeper(facts, unit, loop, loss) if loop is not None else None
     if keeper is not None:
         effect = (
@@ -182,7 +182,7 @@ def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While
         )
     else:
         effect = (
-            ": they stay alive until the loss is rebound in the next one, so two iterations' activations "
+            f": they stay alive until the loss is rebound in the next {per}, so two {per}s' activations "
             "are held at the peak"
         )
     return (
