@@ -238,14 +238,17 @@ def _fed_to_model(facts: Facts, unit: Unit, value: cst.BaseExpression, origins: 
 def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
     """`model(x, h)`, `self.rnn(x, h)`, `model.lstm(x, h)`, `agent.get_states(x, h)`: a call of a
     network or of one of its methods, by what the analysis knows of the names or by their names."""
-    env = facts.final_env.get(id(unit), {})
+    scopes = []  # the unit and the functions and module around it: where a model may be bound
+    around: Unit | None = unit
+    while around is not None:
+        scopes.append((facts.final_env.get(id(around), {}), around.module_evidence))
+        around = around.parent
     expr: cst.BaseExpression = call.func
     while isinstance(expr, (cst.Attribute, cst.Name)):
         chain = dotted_name(expr) or ""
-        value = env.get(chain)
         attribute = self_attribute(unit, expr)
         last = chain.rsplit(".", 1)[-1]
-        if (value is not None and value.module) or chain in unit.module_evidence:
+        if any((chain in env and env[chain].module) or chain in evidence for env, evidence in scopes):
             return True
         if attribute is not None and unit.cls is not None and attribute in unit.cls.module_attributes:
             return True
