@@ -158,7 +158,9 @@ class RetainGraphInLoop(Rule):
                 if id(call) in recurrent or _creates_graph(call):
                     continue  # TL010 reports the carried state; higher-order gradients need the graph
                 scope = _iteration(facts, unit, place.loops)
-                if scope is None or _backpropagates_again(facts, unit, scope, call):
+                # A second backward anywhere in the loops around it may go through the same graph
+                # (the generator's loss after the critic's inner loop).
+                if scope is None or _backpropagates_again(facts, unit, place.loops[0] if place.loops else scope, call):
                     continue
                 loop = scope if isinstance(scope, (cst.For, cst.While)) else None
                 loss = _loss_names(call)
