@@ -18,7 +18,7 @@ import libcst as cst
 from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.index import NO_GRAD_STEP_METHODS, Role, Unit, resolve_callable, self_attribute
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
-from tensorlint.analysis.syntax import Place, calls_in, own_nodes, placed, target_names
+from tensorlint.analysis.syntax import Place, calls_in, is_training_iteration, own_nodes, placed, target_names
 from tensorlint.analysis.values import is_model_name
 
 # The calls that backpropagate a loss: `loss.backward()`, Lightning's and Accelerate's.
@@ -57,10 +57,14 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
         if id(loop) in no_grad or not backwards:
             continue
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
+        over_batches = is_training_iteration(loop, unit, facts.imports)
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
-            if id(state.node) not in seen and id(state.node) not in no_grad:
-                seen.add(id(state.node))
-                found.append(state)
+            if id(state.node) in seen or id(state.node) in no_grad:
+                continue
+            if not over_batches and _started_outside(facts, unit, loop, state.names):
+                continue  # the time steps of one batch, which starts the state afresh: one graph should span them
+            seen.add(id(state.node))
+            found.append(state)
     found.extend(_step_states(facts, unit, no_grad))
     return found
 
@@ -110,6 +114,19 @@ def _states(
         kept = tuple(sorted(names - restarted))
         if kept and written & reaching:
             yield CarriedState(assign, kept, loop, backwards)
+
+
+def _started_outside(facts: Facts, unit: Unit, loop: cst.For | cst.While, names: tuple[str, ...]) -> bool:
+    """Whether the unit starts the state afresh outside the loop: `h = model.init_hidden(bs)` before a
+    loop over time steps (in the function, or in a loop around it)."""
+    inside = {id(node) for node in own_nodes(loop)}
+    for node in own_nodes(unit.node):
+        if isinstance(node, cst.Assign) and id(node) not in inside:
+            written = {name for target in node.targets for name in target_names(target.target)}
+            reads = references(node.value)
+            if any(name in written and (name not in reads or _cuts(facts, unit, node.value)) for name in names):
+                return True
+    return False
 
 
 def _guarded(body: cst.CSTNode) -> dict[str, set[int]]:
