@@ -63,10 +63,11 @@ class RetainGraphInLoop(Rule):
     time") is silenced: the real cause is usually a tensor carried from one batch into the next
     without `.detach()`.
 
-    Not reported: a second backward pass through the same graph in the same iteration
-    (`d_loss.backward(retain_graph=True)` then `g_loss.backward()`, two optimizers in one
-    `training_step`, `torch.autograd.grad(...)` then `loss.backward()`, including through a helper
-    of the same file), `create_graph=True` (higher-order gradients, gradient penalties),
+    Not reported: a second backward pass in the same iteration, which may go through the same
+    graph (`d_loss.backward(retain_graph=True)` then `g_loss.backward()`, two optimizers in one
+    `training_step`, `torch.autograd.grad(...)` then `loss.backward()`, the generator's backward
+    after the critic's inner loop; also through a helper of the same file or one named for it,
+    `self.backward_G()`), `create_graph=True` (higher-order gradients, gradient penalties),
     `retain_graph` given as anything but `True`, calls outside a loop over batches or inside an
     inner loop over heads or losses of one batch, and losses computed from a graph built before
     the loop (which every iteration backpropagates through again). A loop that feeds recurrent
@@ -228,11 +229,14 @@ def _iteration(facts: Facts, unit: Unit, loops: tuple[cst.For | cst.While, ...])
 
 
 def _backpropagates_again(facts: Facts, unit: Unit, scope: cst.CSTNode, call: cst.Call) -> bool:
-    """Another backward pass in the iteration, in its own code or in a helper of the file it calls."""
+    """Another backward pass in the iteration: in its own code, in a helper of the file it calls, or
+    in a helper named for one (`self.backward_G()`, `model.run_backward(fake)`) defined elsewhere."""
     for other in calls_in(scope):
         if other is call:
             continue
-        if _backpropagates(facts, other) or _helper_backpropagates(facts, unit, other, 0):
+        if _backpropagates(facts, other) or "backward" in (callee_name(other) or "").lower():
+            return True
+        if _helper_backpropagates(facts, unit, other, 0):
             return True
     return False
 
