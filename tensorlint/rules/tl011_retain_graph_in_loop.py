@@ -176,7 +176,8 @@ class RetainGraphInLoop(Rule):
 
 
 def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While | None, loss: set[str]) -> str:
-    spelled = cst.Module([]).code_for_node(call.func)
+    others = "..., " if len(call.args) > 1 else ""
+    spelled = f"{cst.Module([]).code_for_node(call.func)}({others}retain_graph=True)"
     per = "iteration" if loop is not None else "step"
     keeper = _keeper(facts, unit, loop, loss) if loop is not None else None
     if keeper is not None:
@@ -190,7 +191,7 @@ def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While
             "are held at the peak"
         )
     return (
-        f"`{spelled}(retain_graph=True)` keeps this {per}'s autograd graph and saved activations alive, "
+        f"`{spelled}` keeps this {per}'s autograd graph and saved activations alive, "
         f"but nothing backpropagates through them again{effect}; drop `retain_graph=True`"
     )
 
