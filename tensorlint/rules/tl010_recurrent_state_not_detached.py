@@ -16,7 +16,7 @@ class RecurrentStateNotDetached(Rule):
     Checks for recurrent state that a training loop feeds back, batch after batch, into the call
     that computes it, without cutting its autograd history: `out, hidden = model(x, hidden)`,
     `output, (h, c) = self.lstm(x, (h, c))`, `hidden = self.rnn(x, hidden)[1]` or
-    `outputs = model(x, mems=mems); mems = outputs.mems` in a loop that calls `backward()`, and
+    `logits, memory = model(x, memory=memory)` in a loop that calls `backward()`, and
     `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step`, where
     no `hidden = hidden.detach()`, `repackage_hidden(hidden)`, `hidden.detach_()`, `.data` or
     fresh start (`hidden = model.init_hidden(bs)`) comes between one batch and the next.
@@ -40,13 +40,18 @@ class RecurrentStateNotDetached(Rule):
 
     Not reported: state detached or started afresh anywhere in the iteration (also through a
     helper of the same file that calls `.detach()`, or under a condition other than the state's
-    own `is None` test), state carried only within one batch (an inner loop over time steps,
-    where the graph should span the steps), loops without `backward()` (generation, decoding,
-    evaluation), code under `torch.no_grad()`/`inference_mode()`, values that no backpropagated
-    loss is computed from, and `self.hidden` that another method (`on_train_batch_start`) or
-    the training script resets. State that `forward` keeps on the module across calls is not
-    followed. When the loop also calls `backward(retain_graph=True)`, this rule reports the
-    carried state and TL011 stays silent.
+    own `is None` test), state carried only within one batch (an inner loop over time steps that
+    is not a loop over batches, where the function starts the state afresh: the graph should span
+    the steps), loops without `backward()` (generation, decoding, evaluation), code under
+    `torch.no_grad()`/`inference_mode()`, values that no backpropagated loss is computed from,
+    values passed to calls that are not a network (`x = normalize(x)`, `x = x.to(device)`),
+    and `self.hidden` that another method (`on_train_batch_start`) or code in the same file
+    outside the class resets. State read back from a stored result (`mems = outputs.mems`,
+    `loss, mems = ret[0], ret[1:]`) is not followed: models that hand memories back that way
+    (Transformer-XL, XLNet) usually detach them themselves; nor is state that `forward` keeps on
+    the module across calls, or a detach that a model's own state class implements. When the
+    loop also calls `backward(retain_graph=True)`, this rule reports the carried state and TL011
+    stays silent.
 
     ## Example
     ```python
