@@ -8,7 +8,14 @@ escape (`ClosureEscape`), CUDA work (`CudaWork`). Rules read those and ask the h
 about syntax; front-ends parse (`parse_module`), analyse, and keep other modules in a `Project`.
 """
 
-from tensorlint.analysis.edits import method_call, with_import, with_keyword, without_argument, wrapped_in_with
+from tensorlint.analysis.edits import (
+    method_call,
+    with_first_statement,
+    with_import,
+    with_keyword,
+    without_argument,
+    wrapped_in_with,
+)
 from tensorlint.analysis.facts import (
     STORE_METHODS,
     Accumulation,
@@ -55,6 +62,7 @@ from tensorlint.analysis.syntax import (
     is_training_iteration,
     own_nodes,
     placed,
+    target_names,
 )
 from tensorlint.analysis.values import Value, is_loss_name
 from tensorlint.analysis.walk import walk
@@ -105,7 +113,9 @@ __all__ = [
     "root_name",
     "self_attribute",
     "string_value",
+    "target_names",
     "walk",
+    "with_first_statement",
     "with_import",
     "with_keyword",
     "without_argument",

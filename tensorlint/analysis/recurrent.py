@@ -111,7 +111,7 @@ def _states(
     reaching = _reaching(assigns, seeds)
     for assign, names in candidates:
         written = {name for target in assign.targets for name in target_names(target.target)}
-        kept = tuple(sorted(names - restarted))
+        kept = _in_source_order(assign, names - restarted)
         if kept and written & reaching:
             yield CarriedState(assign, kept, loop, backwards)
 
@@ -127,6 +127,17 @@ def _started_outside(facts: Facts, unit: Unit, loop: cst.For | cst.While, names:
             if any(name in written and (name not in reads or _cuts(facts, unit, node.value)) for name in names):
                 return True
     return False
+
+
+def _in_source_order(assign: cst.Assign, names: set[str]) -> tuple[str, ...]:
+    """`names` in the order the assignment's targets spell them: `(h, c)`, not sorted."""
+    ordered: list[str] = []
+    for target in assign.targets:
+        for node in [target.target, *own_nodes(target.target)]:
+            name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+            if name in names and name not in ordered:
+                ordered.append(name)
+    return tuple(ordered)
 
 
 def _guarded(body: cst.CSTNode) -> dict[str, set[int]]:

@@ -6,8 +6,25 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import CarriedState, Facts, Unit, argument, carried_states
-from tensorlint.rule import Report, Rule
+from tensorlint.analysis import (
+    CarriedState,
+    Facts,
+    Unit,
+    all_params,
+    argument,
+    callee_name,
+    carried_states,
+    own_nodes,
+    target_names,
+    with_first_statement,
+)
+from tensorlint.rule import Applicability, NodeFix, Report, Rule
+
+# Calls that make a plain tensor: a state started with one of them can take `.detach()`.
+_TENSOR_MAKERS = frozenset(
+    ["zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "empty_like",
+     "full_like", "tensor", "new_zeros", "new_ones", "new_empty", "new_full"]
+)  # fmt: skip
 
 
 class RecurrentStateNotDetached(Rule):
@@ -77,10 +94,14 @@ class RecurrentStateNotDetached(Rule):
     ```
 
     ## Fix safety
-    This rule reports without a fix. Whether the state is a tensor, a tuple of tensors, a
-    model-specific object or `None` before the first batch decides how to detach it, and the
-    file rarely shows that; detaching also changes the gradients (they stop at the batch
-    boundary, which is what truncated BPTT means), a choice for the author.
+    Where each carried name is started before the loop as a plain tensor (`torch.zeros(...)`,
+    `weight.new_zeros(...)`, also unpacked: `h, c = torch.zeros(...), torch.zeros(...)`), the fix
+    puts `h, c = h.detach(), c.detach()` first in the loop's body. It is unsafe: gradients then
+    stop at the batch boundary, which is what truncated BPTT means but changes what the model
+    learns (a learnable initial state gets gradients from the first batch only). Elsewhere the
+    rule reports without a fix: whether the state is a tensor, a tuple of tensors (what
+    `init_hidden` returns for an LSTM), a model-specific object or `None` before the first batch
+    decides how to detach it, and the file rarely shows that.
 
     ## References
     - [PyTorch FAQ: Avoid running RNNs on sequences that are too large](https://docs.pytorch.org/docs/stable/notes/faq.html)
@@ -89,6 +110,7 @@ class RecurrentStateNotDetached(Rule):
     """
 
     code = "TL010"
+    fix_availability = "Sometimes"
     name = "recurrent-state-not-detached"
     summary = "Recurrent state carried across training batches without `.detach()`"
     invalid = (
@@ -144,7 +166,7 @@ class RecurrentStateNotDetached(Rule):
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
             for state in carried_states(facts, unit):
-                yield Report(state.node, _message(unit, state))
+                yield Report(state.node, _message(unit, state), _fix(facts, unit, state))
 
 
 def _message(unit: Unit, state: CarriedState) -> str:
@@ -178,6 +200,51 @@ def _message(unit: Unit, state: CarriedState) -> str:
         f"{names} {verb} carried from one {per} into the next by `{statement}` and never detached ({where}): "
         f"{effect}; detach at the start of each {per} ({advice})"
     )
+
+
+def _fix(facts: Facts, unit: Unit, state: CarriedState) -> NodeFix | None:
+    """`h, c = h.detach(), c.detach()` first in the loop, where each name is started, before the loop,
+    as a plain tensor (`torch.zeros(...)`): a tuple, a model's state object or `None` would not take it."""
+    loop = state.loop
+    if loop is None or not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    if not all(_started_as_tensor(facts, unit, loop, name) for name in state.names):
+        return None
+    names = ", ".join(state.names)
+    statement = cst.parse_statement(f"{names} = {', '.join(f'{name}.detach()' for name in state.names)}\n")
+    message = f"Detach `{names}` at the start of each iteration"
+    return NodeFix(message, Applicability.UNSAFE, ((loop, with_first_statement(loop, statement)),))
+
+
+def _started_as_tensor(facts: Facts, unit: Unit, loop: cst.For | cst.While, name: str) -> bool:
+    """Whether every assignment of `name` outside the loop makes a tensor (`torch.zeros(...)`,
+    `h, c = torch.zeros(...), torch.zeros(...)`), and there is one; parameters are unknown."""
+    node = unit.node
+    if "." in name or (isinstance(node, cst.FunctionDef) and name in {p.name.value for p in all_params(node.params)}):
+        return False
+    inside = {id(inner) for inner in own_nodes(loop)}
+    starts: list[cst.BaseExpression] = []
+    for assign in own_nodes(node):
+        if not isinstance(assign, cst.Assign) or id(assign) in inside:
+            continue
+        for target in assign.targets:
+            if name not in target_names(target.target):
+                continue
+            if isinstance(target.target, cst.Name):
+                starts.append(assign.value)
+            elif isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple):
+                pairs = zip(target.target.elements, assign.value.elements, strict=False)
+                starts.extend(v.value for t, v in pairs if isinstance(t.value, cst.Name) and t.value.value == name)
+            else:
+                return False
+    return bool(starts) and all(_makes_tensor(facts, value) for value in starts)
+
+
+def _makes_tensor(facts: Facts, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call) or callee_name(value) not in _TENSOR_MAKERS:
+        return False
+    qualified = facts.imports.qualify(value.func) or ""
+    return qualified.startswith("torch.") or callee_name(value) in ("new_zeros", "new_ones", "new_empty", "new_full")
 
 
 def _retains(call: cst.Call) -> bool:
