@@ -26,11 +26,14 @@ from tensorlint.analysis.flow import analyze
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     ClassInfo,
+    LoaderCall,
     ModuleIndex,
     Role,
     Unit,
     all_params,
     lineage,
+    resolve_callable,
+    run_once_calls,
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, string_value
@@ -49,6 +52,7 @@ __all__ = [
     "CudaWork",
     "Facts",
     "Imports",
+    "LoaderCall",
     "Loop",
     "ModuleIndex",
     "Place",
@@ -77,7 +81,9 @@ __all__ = [
     "parse_module",
     "placed",
     "receiver",
+    "resolve_callable",
     "root_name",
+    "run_once_calls",
     "self_attribute",
     "string_value",
     "walk",
