@@ -202,18 +202,22 @@ def _repeats(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> tuple[st
 
 
 def _on_one_iteration(unit: Unit, call: cst.Call) -> bool:
-    """Under `if step == 0:` / `if idx == 2:`: a comparison with a number, true on one iteration."""
+    """Under `if step == 0:` / `if save and idx == 2:`: a comparison with a number, true on one iteration."""
     for node, _ in placed(unit, cst.If):
-        test = node.test
-        one = (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)
-            and isinstance(test.comparisons[0].comparator, cst.Integer)
-        )
-        if one and any(inner is call for inner in own_nodes(node.body)):
+        if _equals_number(node.test) and any(inner is call for inner in own_nodes(node.body)):
             return True
     return False
+
+
+def _equals_number(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _equals_number(test.left) or _equals_number(test.right)
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and isinstance(test.comparisons[0].comparator, cst.Integer)
+    )
 
 
 def _gpu_content(unit: Unit, call: cst.Call) -> str | None:
