@@ -1,13 +1,13 @@
 """Which code to run for each finding, decided from the source alone (no torch, no execution).
 
-A finding in a method of an nn.Module class: build the class and run train steps. In a
-function without required arguments: call it, or, when the finding sits in a loop, call it
-once and sample each iteration. TL003 (DataLoader workers) and TL013 (CUDA initialised before
-they fork): run a function that iterates the loader. Code that cannot be driven itself (a
-method of a plain class, a function with required arguments, a `collate_fn`) is driven through a function of the file without required arguments
-that reaches it, by name, through the file's own functions and classes (for TL003: one that
-reaches both the flagged code and a `DataLoader`). Anything else needs a spec and is reported
-as inconclusive, never guessed.
+A finding in a method of an nn.Module class: build the class and run train steps. In a function
+without required arguments: call it, or, when the finding sits in a loop, call it once and
+sample each iteration. TL003 (DataLoader workers) and TL013 (CUDA initialised before they fork):
+run a function that iterates the loader. Code that cannot be driven itself (a method of a plain
+class, a function with required arguments, a `collate_fn`) is driven through a function of the
+file without required arguments that reaches it, by name, through the file's own functions and
+classes (for TL003: one that reaches both the flagged code and a `DataLoader`). Anything else
+needs a spec and is reported as inconclusive, never guessed.
 """
 
 from __future__ import annotations
