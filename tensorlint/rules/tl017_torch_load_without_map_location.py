@@ -145,7 +145,7 @@ class TorchLoadWithoutMapLocation(Rule):
             loads = [
                 (call, place)
                 for call, place in placed(unit, cst.Call)
-                if facts.imports.qualify(call.func) in _LOADS and _without_map_location(call)
+                if facts.imports.qualify(call.func) in _LOADS and _without_map_location(unit, call)
             ]
             for call, place in loads:
                 repeats = _repeats(facts, unit, place, call)
@@ -173,12 +173,14 @@ _IN_WORKERS = (
 _ON_EVERY_CALL = "and is allocated there again on every call, or load it once before the loop"
 
 
-def _without_map_location(call: cst.Call) -> bool:
+def _without_map_location(unit: Unit, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):
         return False  # `torch.load(path, **kwargs)` may pass it
     if argument(call, "map_location", 1) is not None:
         return False
     source = argument(call, "f", 0)
+    if isinstance(source, cst.Name):
+        source = next(iter(unit.lookup_bindings(source.value)), source)
     return not (isinstance(source, cst.Call) and callee_name(source) == "BytesIO")  # an in-memory round trip
 
 
