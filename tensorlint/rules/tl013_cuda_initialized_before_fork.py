@@ -45,8 +45,8 @@ class CudaInitializedBeforeFork(Rule):
     Checks for two ways a DataLoader with workers (`num_workers > 0`) fails when its workers start:
 
     - the parent process initialises CUDA (`.cuda()`, `.to("cuda")`, a tensor made with
-      `device="cuda"`, `torch.cuda.set_device()`, `torch.cuda.current_device()`) at module level
-      or in the function that builds the loader, while the loader's worker code (its dataset's
+      `device="cuda"`, `torch.cuda.set_device()`, `torch.cuda.current_device()`) at module level,
+      in the function that builds the loader or in a function that calls that one, while the loader's worker code (its dataset's
       `__getitem__`/`__iter__`, `collate_fn`, `worker_init_fn`, as TL003 finds it) uses CUDA, and
       the start method is `fork` (Linux's default before Python 3.14: no `multiprocessing_context`
       and no `set_start_method` in the module). The finding points at the parent's initialisation;
@@ -200,9 +200,9 @@ def _parent_initialises(facts: Facts, loader: LoaderCall) -> Report | None:
         return None
     order = {id(node): position for position, node in enumerate(own_nodes(loader.unit.node))}
     started = _workers_started_at(loader, order)
+    parent_side = {id(facts.index.module_unit), id(loader.unit), *map(id, _callers(facts, loader.unit))}
     for work in facts.cuda_work:
-        parent_side = work.unit is facts.index.module_unit or work.unit is loader.unit
-        if not parent_side or _worker_loaders(work.unit) or not _initialises(facts, work):
+        if id(work.unit) not in parent_side or _worker_loaders(work.unit) or not _initialises(facts, work):
             continue
         if started is not None and work.unit is loader.unit and order[id(work.node)] > started:
             continue  # persistent workers already forked before this
@@ -217,6 +217,20 @@ def _parent_initialises(facts: Facts, loader: LoaderCall) -> Report | None:
             "CPU and move each batch in the training loop (`pin_memory=True`)",
         )
     return None
+
+
+def _callers(facts: Facts, unit: Unit) -> list[Unit]:
+    """The functions of the module that call this one by name: `loader = build_loader(cfg)` in `main`."""
+    if not isinstance(unit.node, cst.FunctionDef):
+        return []
+    return [
+        caller
+        for caller in facts.index.units
+        if any(
+            isinstance(call.func, cst.Name) and caller.lookup_def(call.func.value) is unit
+            for call, _ in placed(caller, cst.Call)
+        )
+    ]
 
 
 def _unpicklable(facts: Facts, loader: LoaderCall, method: str) -> Iterator[Report]:
