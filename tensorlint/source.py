@@ -17,10 +17,10 @@ from pathlib import Path
 
 # A file can give a finding only if it names torch or Lightning, or shows what the analysis takes
 # as evidence without them: hooks, `backward()`, CUDA, `forward` and per-step methods, losses and
-# criteria, tensor annotations, models used as modules, datasets and collate functions.
+# criteria, tensor annotations, models used as modules, datasets, loaders and their callbacks.
 # Widen it with the analysis: tests/test_screen.py checks that it never hides a finding.
 _SCREEN = re.compile(
-    r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss|Tensor|Module|Dataset|collate"
+    r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss|Tensor|Module|Dataset|DataLoader|collate|worker_init"
     r"|\.eval\(|\.parameters\(|model|net\b"
 )
 UNUSED_NOQA_CODE = "TL900"  # the one rule that reads comments, not code: it runs on screened-out files too

@@ -49,7 +49,7 @@ def test_a_whole_file_drives_what_reaches_the_flagged_code() -> None:
     """No target named: the DataLoader's collate_fn is driven through the function that iterates it."""
     result = _verify("fixtures/runtime/tl003_collate_cuda.py")
     runtime = [line for line in result.stdout.splitlines() if line.startswith("  runtime")]
-    assert len(runtime) == 2 and all("(load_batches() iterating its DataLoader): CONFIRMED" in r for r in runtime)
+    assert len(runtime) == 3 and all("(load_batches() iterating its DataLoader): CONFIRMED" in r for r in runtime)
     assert result.returncode == 1
 
 

@@ -34,12 +34,14 @@ from tensorlint.analysis.flow import analyze
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     ClassInfo,
+    LoaderCall,
     ModuleIndex,
     Role,
     Unit,
     all_params,
     lineage,
     resolve_callable,
+    run_once_calls,
     self_attribute,
 )
 from tensorlint.analysis.names import (
@@ -82,6 +84,7 @@ __all__ = [
     "CudaWork",
     "Facts",
     "Imports",
+    "LoaderCall",
     "Loop",
     "ModuleIndex",
     "Place",
@@ -117,6 +120,7 @@ __all__ = [
     "repeats_per_step",
     "resolve_callable",
     "root_name",
+    "run_once_calls",
     "self_attribute",
     "string_value",
     "target_names",

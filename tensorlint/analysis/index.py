@@ -556,7 +556,7 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
     while todo:
         caller = todo.pop()
         role = next(r for r in spread if r in caller.roles)
-        once = _run_once_calls(caller)
+        once = run_once_calls(caller)
         for call, callee in _callees(index, caller):
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
@@ -568,7 +568,7 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
                 todo.append(callee)
 
 
-def _run_once_calls(caller: Unit) -> set[int]:
+def run_once_calls(caller: Unit) -> set[int]:
     """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
     once: set[int] = set()
     for node in walk(caller.node, into_functions=False):

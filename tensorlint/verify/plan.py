@@ -1,13 +1,13 @@
 """Which code to run for each finding, decided from the source alone (no torch, no execution).
 
-A finding in a method of an nn.Module class: build the class and run train steps. In a
-function without required arguments: call it, or, when the finding sits in a loop, call it
-once and sample each iteration. TL003 (DataLoader workers): run a function that iterates the
-loader. Code that cannot be driven itself (a method of a plain class, a function with required
-arguments, a `collate_fn`) is driven through a function of the file without required arguments
-that reaches it, by name, through the file's own functions and classes (for TL003: one that
-reaches both the flagged code and a `DataLoader`). Anything else needs a spec and is reported
-as inconclusive, never guessed.
+A finding in a method of an nn.Module class: build the class and run train steps. In a function
+without required arguments: call it, or, when the finding sits in a loop, call it once and
+sample each iteration. TL003 (DataLoader workers) and TL013 (CUDA initialised before they fork):
+run a function that iterates the loader. Code that cannot be driven itself (a method of a plain
+class, a function with required arguments, a `collate_fn`) is driven through a function of the
+file without required arguments that reaches it, by name, through the file's own functions and
+classes (for TL003: one that reaches both the flagged code and a `DataLoader`). Anything else
+needs a spec and is reported as inconclusive, never guessed.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from tensorlint.findings import Finding
 
 _Def = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOADER_CODES = frozenset(["TL003", "TL013"])  # verified by iterating the DataLoader: what its workers ask of CUDA
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def plan(path: Path, source: str, findings: list[Finding], options: Options) -> 
     for finding in findings:
         top = _top_level(tree, finding.location.row)
         inside_target = top is not None and top.name == options.target
-        if options.target is not None and not inside_target and finding.code != "TL003":
+        if options.target is not None and not inside_target and finding.code not in _LOADER_CODES:
             continue
         made = _plan_for(path, finding, top, modules, options)
         if made.job is None and options.target is None and options.entry is None:
@@ -71,9 +72,12 @@ def plan(path: Path, source: str, findings: list[Finding], options: Options) -> 
 
 
 def _plan_for(path: Path, finding: Finding, top: ast.AST | None, modules: set[str], options: Options) -> Plan:
-    if finding.code == "TL003":
-        # The flagged code runs inside DataLoader workers: drive what iterates the loader.
+    if finding.code in _LOADER_CODES:
+        # The flagged code runs inside DataLoader workers (TL003), or makes them fail (TL013, in
+        # the function that builds and iterates the loader): drive what iterates the loader.
         entry = options.target or options.entry
+        if entry is None and finding.code == "TL013" and isinstance(top, _Def) and not _required(top):
+            entry = top.name if "DataLoader" in _names(top) else None
         if entry is None:
             return Plan(
                 "DataLoader workers",
@@ -174,7 +178,7 @@ class _Callers:
             reached = self.reached(driver.name)
             if not goals & reached:
                 continue
-            if finding.code == "TL003":
+            if finding.code in _LOADER_CODES:
                 if "DataLoader" in reached:
                     return Plan(f"{driver.name}() iterating its DataLoader", _job(path, driver.name, "loader", options))
                 continue
