@@ -69,6 +69,8 @@ class Store:
     fresh: bool = False  # the container was emptied earlier in the same call, on every path to here
     concatenates: bool = False  # `buf = torch.cat([buf, t])`: a tensor buffer that grows by `t`
     reset_this_iteration: bool = False  # as for `Accumulation`
+    # What the entry is looked up by: the key of `d[k] = v` and `d.setdefault(k, v)`, the member of `s.add(m)`.
+    key: Value | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +174,7 @@ class Facts:
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
-        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict",
+        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict", "set",
         "bounded", "tensor" or None when unknown.
         """
         expr = container
@@ -305,6 +307,8 @@ def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | No
     for kind in ("bounded", "tensor"):  # a bounded or tensor buffer anywhere: no growth to see
         if kind in kinds:
             return kind
+    if kinds == {"set"}:
+        return "set"
     return "dict" if kinds == {"dict"} else "list" if kinds <= {"list", "dict"} else None
 
 
@@ -315,6 +319,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         return "list"
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return "dict"
+    if isinstance(value, (cst.Set, cst.SetComp)):
+        return "set"
     if isinstance(value, cst.Call):
         func = value.func.value if isinstance(value.func, cst.Subscript) else value.func  # defaultdict[str, list](list)
         qualified = imports.qualify(func) or dotted_name(func) or ""
@@ -328,6 +334,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             )
         if last in ("list",):
             return "list"
+        if last == "set":
+            return "set"
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):

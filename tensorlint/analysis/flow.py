@@ -548,6 +548,7 @@ class _Walker:
         grows: bool,
         via: str | None = None,
         concatenates: bool = False,
+        key: Value | None = None,
     ) -> None:
         node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
@@ -562,7 +563,7 @@ class _Walker:
         loops = tuple(self.loops)
         store = Store(
             node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
-            self._reset_this_iteration(container),
+            self._reset_this_iteration(container), key,
         )  # fmt: skip
         self.facts.stores.append(store)
 
@@ -645,7 +646,9 @@ class _Walker:
                 # `avg[k] = (avg[k] * n + v) / (n + 1)`: the slot is computed from itself, so a graph in
                 # `v` chains onto it, call after call (an accumulation, not an entry added).
                 self._accumulate(node, target, value, value_expr)
-            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr))
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = evaluate(index.value, self) if isinstance(index, cst.Index) else None
+            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
 
     def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:
@@ -791,8 +794,13 @@ class _Walker:
         if inner is not None:
             container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
+        key = None
+        if name == "add":
+            key = value
+        elif name == "setdefault" and call.args and inner is None:
+            key = evaluate(call.args[0].value, self)
         self._escape(value, "stored in a container", container)
-        self._store(call, container, value, stored, grows)
+        self._store(call, container, value, stored, grows, key=key)
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit, report_at: cst.CSTNode | None = None) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
@@ -1457,7 +1465,10 @@ def _worth_walking(units: list[Unit]) -> list[bool]:
     still walked for its summary when a walked unit calls it."""
     position_of = {id(unit): position for position, unit in enumerate(units)}
     walked = [
-        bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes) for unit in units
+        bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes)
+        # a default container or a class-level one: what a call puts there outlives the call
+        or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))
+        for unit in units
     ]
     for position in range(len(units) - 1, 0, -1):  # children come after their parents
         parent = units[position].parent
