@@ -122,11 +122,11 @@ class MutableDefaultCollectsTensors(Rule):
                 continue
             what = "a tensor and its autograd graph" if store.value.graph else "a tensor"
             advice = (
-                "for as long as the function exists; default to `None` and make the container in the call"
+                "the function exists; default to `None` and make the container in the call"
                 if default
-                else "for as long as the class exists; make it per instance in `__init__` and bound or clear it"
+                else "the class exists; make it per instance in `__init__` and bound or clear it"
             )
-            yield Report(store.node, f"{holder} keeps {what} from every call: it grows by that size per call {advice}")
+            yield Report(store.node, f"{holder}: it keeps {what} from every call, for as long as {advice}")
 
 
 def _container_base(store: Store) -> cst.BaseExpression:
@@ -137,7 +137,7 @@ def _container_base(store: Store) -> cst.BaseExpression:
 
 
 def _default_holder(store: Store) -> str | None:
-    """`the default `bucket=[]` of `collect`` when the container is a parameter's shared default."""
+    """What the container is, in words, when it is a parameter's default: one object for every call."""
     base = _container_base(store)
     if not isinstance(base, cst.Name):
         return None
@@ -149,7 +149,7 @@ def _default_holder(store: Store) -> str | None:
             if rebound or base.value in unit.managed_globals:  # `bucket.clear()`: emptied by the call
                 return None
             shown = cst.Module([]).code_for_node(default)
-            return f"the default `{base.value}={shown}` of `{unit.name}`, made once when `def` ran,"
+            return f"the default `{base.value}={shown}` of `{unit.name}` is made once, when `def` runs"
         if base.value in unit.bindings:
             return None  # a local of this name hides any default further out
         unit = unit.parent
@@ -157,7 +157,7 @@ def _default_holder(store: Store) -> str | None:
 
 
 def _class_holder(facts: Facts, store: Store) -> str | None:
-    """`class attribute `Tracker.history`` when the container is defined in a class body, once."""
+    """What the container is, in words, when a class body defines it: one object for every instance."""
     base = _container_base(store)
     attribute = self_attribute(store.unit, base)
     cls = store.unit.cls if attribute is not None else None
@@ -171,4 +171,4 @@ def _class_holder(facts: Facts, store: Store) -> str | None:
         return None  # shadowed per instance (`self.history = []`), or emptied by a method
     if attribute in facts.index.foreign_attributes or attribute in facts.index.foreign_managed:
         return None  # reset or emptied from outside: `Tracker.history = []`, `Tracker.history.clear()`
-    return f"class attribute `{owner.name}.{attribute}`, one container shared by every instance,"
+    return f"`{owner.name}.{attribute}` is a class attribute, one container for the class and every instance"
