@@ -21,6 +21,7 @@ from tensorlint.analysis.facts import (
     bounded_per_call,
     names_reaching,
     root_name,
+    tensor_keyed,
 )
 from tensorlint.analysis.flow import analyze
 from tensorlint.analysis.index import (
@@ -80,6 +81,7 @@ __all__ = [
     "root_name",
     "self_attribute",
     "string_value",
+    "tensor_keyed",
     "walk",
     "with_import",
     "with_keyword",

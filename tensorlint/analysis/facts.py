@@ -272,6 +272,27 @@ def bounded_per_call(facts: Facts, store: Store) -> bool:
     return store.fresh or root_name(store.container) in facts.reset_in_call.get(id(store.unit), frozenset())
 
 
+def tensor_keyed(facts: Facts, store: Store) -> str | None:
+    """How a dict or set that gets a tensor as a key or member outlives the call, in words ("an
+    attribute", "a global", "a closure's", "a local filled over batches"); None when it does not.
+
+    `Tensor.__hash__` is `id()`: each such store adds an entry. TL015 reports these statements;
+    the rules about growing containers leave them to it.
+    """
+    if store.key is None or not store.key.tensor or not store.grows or store.unit.name == "__init__":
+        return None
+    lifetime, kind = facts.container_kind(store.unit, store.container)
+    method = callee_name(store.node) if isinstance(store.node, cst.Call) else None
+    needs = {"add": "set", "setdefault": "dict"}.get(method or "", kind)
+    if kind not in ("dict", "set") or kind != needs:
+        return None  # a tensor indexed by a tensor (`mask[idx] = 0`), a meter's `add`, a managed cache
+    if lifetime in ("attribute", "global", "closure"):
+        return {"attribute": "an attribute", "global": "a global", "closure": "a closure's"}[lifetime]
+    if any(loop.feeds_data for loop in store.loops) and not store.reset_this_iteration:
+        return "a local filled over batches"
+    return None
+
+
 def root_name(expr: cst.BaseExpression) -> str | None:
     """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
     while isinstance(expr, cst.Subscript):

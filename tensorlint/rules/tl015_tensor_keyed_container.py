@@ -6,11 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts, Store, callee_name, root_name
+from tensorlint.analysis import Facts, callee_name, root_name, tensor_keyed
 from tensorlint.rule import Report, Rule
-
-_KINDS = {"add": "set", "setdefault": "dict"}  # the method that stores a key, and the container it needs
-
 
 class TensorKeyedContainer(Rule):
     """
@@ -139,40 +136,18 @@ class TensorKeyedContainer(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for store in facts.stores:
-            if store.key is None or not store.key.tensor or not store.grows or store.unit.name == "__init__":
-                continue
-            lifetime, kind = facts.container_kind(store.unit, store.container)
-            method = callee_name(store.node) if isinstance(store.node, cst.Call) else None
-            if kind not in ("dict", "set") or kind != _KINDS.get(method or "", kind):
-                continue  # a tensor indexed by a tensor (`mask[idx] = 0`), a meter's `add`, a managed cache
-            holder = _outlives_call(store, lifetime)
+            holder = tensor_keyed(facts, store)
             if holder is None:
                 continue
+            assert store.key is not None
             name = f"`{root_name(store.container)}`" if root_name(store.container) else "a container"
-            role = "key" if kind == "dict" else "member"
+            kind = "set" if isinstance(store.node, cst.Call) and callee_name(store.node) == "add" else "dict"
             graph = " and its autograd graph" if store.key.graph else ""
+            per = "every batch" if holder.startswith("a local") else "every call"
             yield Report(
                 store.node,
-                f"{name} ({holder}) gets a tensor {role} {_PER[holder]}: `Tensor.__hash__` is `id()`, so equal "
-                f"tensors never match, the {kind} gains an entry each time and keeps the tensor{graph} alive; "
-                "key by a value (`.item()`, `tuple(t.tolist())`) or use `torch.utils.weak.WeakTensorKeyDictionary`",
+                f"{name} ({holder}) gets a tensor {'member' if kind == 'set' else 'key'} {per}: `Tensor.__hash__` "
+                f"is `id()`, so equal tensors never match, the {kind} gains an entry each time and keeps the "
+                f"tensor{graph} alive; key by a value (`.item()`, `tuple(t.tolist())`) or use "
+                "`torch.utils.weak.WeakTensorKeyDictionary`",
             )
-
-
-_PER = {
-    "an attribute": "every call",
-    "a global": "every call",
-    "a closure's": "every call",
-    "a local filled over batches": "every batch",
-}
-
-
-def _outlives_call(store: Store, lifetime: str) -> str | None:
-    """How the container outlives the call (or the iteration) that adds the key, in words."""
-    if lifetime in ("attribute", "global"):
-        return f"an {lifetime}" if lifetime == "attribute" else "a global"
-    if lifetime == "closure":
-        return "a closure's"
-    if any(loop.feeds_data for loop in store.loops) and not store.reset_this_iteration:
-        return "a local filled over batches"
-    return None
