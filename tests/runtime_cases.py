@@ -50,7 +50,7 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("kept_exception.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "traceback of RuntimeError kept in global `errors`"),
     ("tl012_default_list.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "global `collect`"),
     ("tl012_default_none_fixed.py", {"kind": "call", "name": "step"}, "not reproduced", 0, ""),
-    ("tl015_tensor_key_cache.py", {"kind": "module", "name": "NormTracker"}, "confirmed", 16 * KIB + 4, "NormTracker.norms"),
+    ("tl015_tensor_key_cache.py", {"kind": "module", "name": "NormTracker"}, "confirmed", 16 * KIB, "NormTracker.norms"),
     ("tl015_shape_key_fixed.py", {"kind": "module", "name": "NormTracker"}, "not reproduced", 0, ""),
     ("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, "confirmed", None, ""),
     ("tl003_collate_fixed.py", {"kind": "loader", "name": "load_batches"}, "not reproduced", None, ""),
