@@ -317,7 +317,9 @@ class _Indexer:
             if any(p.name.value == parent.self_name for p in all_params(node.params)):
                 unit.self_name = None
         unit.mutable_defaults = {
-            p.name.value: p.default for p in all_params(node.params) if p.default is not None and makes_container(p.default)
+            p.name.value: p.default
+            for p in all_params(node.params)
+            if p.default is not None and makes_container(p.default)
         }
         self.units.append(unit)
         self.unit_stack.append(unit)

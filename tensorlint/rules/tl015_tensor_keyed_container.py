@@ -9,6 +9,7 @@ import libcst as cst
 from tensorlint.analysis import Facts, callee_name, root_name, tensor_keyed
 from tensorlint.rule import Report, Rule
 
+
 class TensorKeyedContainer(Rule):
     """
     ## What it does
