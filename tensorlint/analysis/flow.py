@@ -432,7 +432,12 @@ class _Walker:
             self._effects(statement.iter)
             iterated = evaluate(statement.iter, self)
             submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
-            self._bind(statement.target, Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules))
+            item = Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules)
+            target = statement.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2 and _calls(statement.iter, "items"):
+                self._bind(target.elements[0].value, UNKNOWN)  # `for name, t in d.items()`: a key, not a tensor
+                target = target.elements[1].value
+            self._bind(target, item)
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
@@ -647,7 +652,7 @@ class _Walker:
                 # `v` chains onto it, call after call (an accumulation, not an entry added).
                 self._accumulate(node, target, value, value_expr)
             index = target.slice[0].slice if len(target.slice) == 1 else None
-            key = evaluate(index.value, self) if isinstance(index, cst.Index) else None
+            key = self._key(index.value) if isinstance(index, cst.Index) else None
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
 
@@ -700,6 +705,14 @@ class _Walker:
                 self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
+
+    def _key(self, key: cst.BaseExpression) -> Value:
+        """The value a container entry is looked up by; nothing known for the object's own state
+        (`self._tensor`, or a name bound only to it): that lives as long as the object, not one call."""
+        bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
+        if bound and all(self_attribute(self.unit, value) is not None for value in bound):
+            return UNKNOWN
+        return evaluate(key, self)
 
     def _grows_by_key(self, target: cst.Subscript, value_expr: cst.BaseExpression) -> bool:
         """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
@@ -796,9 +809,9 @@ class _Walker:
         value = evaluate(stored, self)
         key = None
         if name == "add":
-            key = value
+            key = self._key(stored)
         elif name == "setdefault" and call.args and inner is None:
-            key = evaluate(call.args[0].value, self)
+            key = self._key(call.args[0].value)
         self._escape(value, "stored in a container", container)
         self._store(call, container, value, stored, grows, key=key)
 
@@ -1066,6 +1079,10 @@ def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
 
 
 _GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "numpy"])
+
+
+def _calls(expr: cst.BaseExpression, method: str) -> bool:
+    return isinstance(expr, cst.Call) and callee_name(expr) == method
 
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:
