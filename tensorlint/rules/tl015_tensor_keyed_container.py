@@ -27,11 +27,13 @@ class TensorKeyedContainer(Rule):
     `torch.utils.weak.WeakTensorKeyDictionary`, which drops the entry with the tensor. Measured
     with `tensorlint verify` on CPU: a module that caches its 64x1024 float32 output under its
     input keeps 256 KiB (and the graph) per call; the twin keyed by `tuple(x.shape)` keeps
-    nothing.
+    nothing. A growing container keyed by tensors is reported here, not as TL001 or TL004, so that
+    the statement gets one finding that names the cause.
 
     Not reported: keys that are Python values (`.item()`, `int(...)`, `tuple(t.tolist())`,
     `t.shape`, names, `id(t)`), parameters and modules (they live as long as the model:
-    `set(model.parameters())`, `seen.add(p)` over `named_parameters()`), weak dictionaries
+    `set(model.parameters())`, `seen.add(p)` over `named_parameters()`), the object's own tensors
+    (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop, weak dictionaries
     (`weakref.WeakKeyDictionary`, `WeakTensorKeyDictionary`), local dicts and sets used within
     one call or one iteration, tensor indexing (`mask[idx] = 0`: the container must be shown to be
     a dict or a set), dict and set displays (`{t: v}`, `set(tensors)`) built once per call, and
