@@ -707,10 +707,14 @@ class _Walker:
             self._bind(target.value, UNKNOWN)
 
     def _key(self, key: cst.BaseExpression) -> Value:
-        """The value a container entry is looked up by; nothing known for the object's own state
-        (`self._tensor`, or a name bound only to it): that lives as long as the object, not one call."""
+        """The value a container entry is looked up by. Nothing known for the object's own state
+        (`self._tensor`, or a name bound only to it), which lives as long as the object, and for
+        keys built from fields or as tuples (`r.id`, `(names, layout)`): evidence of a tensor
+        there is only that they were read off one."""
         bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
         if bound and all(self_attribute(self.unit, value) is not None for value in bound):
+            return UNKNOWN
+        if any(_field_or_tuple(value) for value in bound):
             return UNKNOWN
         return evaluate(key, self)
 
@@ -1079,6 +1083,16 @@ def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
 
 
 _GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "numpy"])
+
+
+def _field_or_tuple(expr: cst.BaseExpression) -> bool:
+    """`r.id`, `mesh.layout`, `(a, b)`, `tuple(...)`: not a tensor's own attribute (`t.data`)."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value not in _TENSOR_ATTRIBUTES
+    return isinstance(expr, cst.Tuple) or _calls(expr, "tuple")
+
+
+_TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "imag"])
 
 
 def _calls(expr: cst.BaseExpression, method: str) -> bool:
