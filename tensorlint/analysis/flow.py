@@ -433,7 +433,7 @@ class _Walker:
             iterated = evaluate(statement.iter, self)
             submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
             item = Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules)
-            target = statement.target
+            target: cst.BaseExpression = statement.target
             if isinstance(target, cst.Tuple) and len(target.elements) == 2 and _calls(statement.iter, "items"):
                 self._bind(target.elements[0].value, UNKNOWN)  # `for name, t in d.items()`: a key, not a tensor
                 target = target.elements[1].value
