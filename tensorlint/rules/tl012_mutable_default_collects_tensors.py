@@ -33,7 +33,9 @@ class MutableDefaultCollectsTensors(Rule):
     Not reported: defaults the function never grows, or grows with Python values (`.item()`,
     strings, shapes); defaults rebound in the function (`bucket = list(bucket)`, the `None`
     pattern) or emptied in it (`.clear()`, `.pop()`); values the file does not show to be
-    tensors; class attributes that `__init__` (or any method) shadows with `self.history = []`,
+    tensors (it shows them by a `torch.Tensor` annotation, a torch call, a module's output, or a
+    list the code passes to `torch.cat`/`torch.stack`): `def collect(out, bucket=[])` alone is
+    bugbear's B006, not this rule; class attributes that `__init__` (or any method) shadows with `self.history = []`,
     annotated class fields (dataclass, pydantic, attrs copy them per instance), tuples and
     constants, and `deque(maxlen=N)`. A container that an instance attribute holds
     (`self.history = []`) is TL001's: TL012 reports only the class-level one.
