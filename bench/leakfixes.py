@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCES = ROOT / "bench" / "leakfixes.jsonl"
 DEFAULT_DEST = Path(os.environ.get("TENSORLINT_BENCH_DIR", Path.home() / ".cache" / "tensorlint-bench")) / "leakfixes"
 MIRROR = Path(os.environ.get("TENSORLINT_MIRROR", "/work/.mirror"))
-RULES = tuple(f"TL00{n}" for n in range(1, 10))
+FIRST_RULES = tuple(f"TL00{n}" for n in range(1, 10))  # the rules before issue 18, for comparison over time
 
 
 @dataclass(frozen=True)
@@ -194,25 +194,29 @@ def run(fixes: list[Fix], dest: Path, report: Path | None) -> None:
 
 
 def _print_table(rows: list[dict[str, object]]) -> None:
+    from tensorlint.rules import default_codes
+
+    rules = default_codes()
     print("| split | rule | fixes | found in before | after clean |")
     print("|---|---|---:|---:|---:|")
     for split in ("dev", "test"):
         in_split = [r for r in rows if r["split"] == split]
         by_rule = Counter(str(r["rule"]) for r in in_split)
-        for rule in [*RULES, "other"]:
+        for rule in [*rules, "other"]:
             of_rule = [r for r in in_split if r["rule"] == rule]
             if of_rule:
                 found = sum(1 for r in of_rule if r["found"])
                 clean = sum(1 for r in of_rule if r["after_clean"])
                 print(f"| {split} | {rule} | {by_rule[rule]} | {found} | {clean} |")
-        named = [r for r in in_split if r["rule"] in RULES]
-        if named:
-            found = sum(1 for r in named if r["found"])
-            clean = sum(1 for r in named if r["after_clean"])
-            print(
-                f"| {split} | TL001-TL009 | {len(named)} | {found} ({found / len(named):.2f}) | "
-                f"{clean} ({clean / len(named):.2f}) |"
-            )
+        for label, codes in (("TL001-TL009", FIRST_RULES), (f"{rules[0]}-{rules[-1]}", rules)):
+            named = [r for r in in_split if r["rule"] in codes]
+            if named:
+                found = sum(1 for r in named if r["found"])
+                clean = sum(1 for r in named if r["after_clean"])
+                print(
+                    f"| {split} | {label} | {len(named)} | {found} ({found / len(named):.2f}) | "
+                    f"{clean} ({clean / len(named):.2f}) |"
+                )
 
 
 def main() -> None:

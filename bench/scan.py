@@ -9,7 +9,8 @@
 `/work/.mirror/<owner>+<name>` when there is one, else from a blob-less clone of the url; a
 repository already there at its commit is skipped. Nothing fetched is committed.
 
-`run` checks each repository with `tensorlint check --isolated` (default rules), writes one row
+`run` checks each repository with `tensorlint check --isolated` (the default rules and the
+opt-in leak rules, TL900 aside), writes one row
 per finding (repo,commit,path,line,code,message; `line` is `cell:row` in a notebook) to
 `bench/scan_findings.csv`, joins them with the hand triage in `bench/scan_triage.csv`
 (repo,path,line,code,verdict,worth_change,reason) and prints, per code: findings, TP, FP,
@@ -30,6 +31,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from tensorlint.rules import OPT_IN_CODES
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -136,7 +139,8 @@ def tensorlint_command() -> list[str]:
 
 def scan(repo: Repo, dest: Path) -> list[dict[str, str]]:
     folder = dest / repo.folder
-    flags = ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--isolated", "."]
+    flags = ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--isolated"]
+    flags += ["--extend-select", ",".join(sorted(OPT_IN_CODES - {"TL900"})), "."]
     result = subprocess.run([*tensorlint_command(), *flags], cwd=folder, capture_output=True, text=True)
     if result.returncode not in (0, 2) or not result.stdout.strip():
         raise SystemExit(f"{repo.name}: tensorlint exited {result.returncode}: {result.stderr[-2000:]}")

@@ -23,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import DEFAULT_DEST, PINNED, ROOT, fetch
 
+from tensorlint.rules import OPT_IN_CODES
+
 TRIAGE = Path(__file__).resolve().parent / "triage.csv"
 DOC = ROOT / "docs" / "real-world.md"
 START, END = "<!-- triage:start -->", "<!-- triage:end -->"
@@ -51,7 +53,8 @@ def findings(corpus: Path, given: Path | None) -> list[dict[str, object]]:
     if given is not None:
         records: list[dict[str, object]] = json.loads(given.read_text())
         return records
-    command = [sys.executable, "-m", "tensorlint", "--exit-zero", "--no-cache", "--output-format", "json", "."]
+    command = [sys.executable, "-m", "tensorlint", "--exit-zero", "--no-cache", "--output-format", "json"]
+    command += ["--extend-select", ",".join(sorted(OPT_IN_CODES - {"TL900"})), "."]  # the opt-in leak rules too
     result = subprocess.run(command, cwd=corpus, capture_output=True, text=True, check=True)
     records = json.loads(result.stdout)
     return records

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorlint.rules import default_codes
+from tensorlint.rules import OPT_IN_CODES, default_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -42,6 +42,24 @@ def expected_markers(path: Path) -> set[tuple[int, str]]:
 def default_rule_fixtures() -> list[Path]:
     """fixtures/TLnnn/*.py of the rules a plain run enables (an opt-in rule's folder configures itself)."""
     return sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name in default_codes())
+
+
+# Opt-in rules about leaks: their fixtures are rewritten by the metamorphic tests too, with their
+# code selected. TL900 is left out: it judges suppression comments against other rules' findings,
+# not code, and its fixtures are about where those comments sit.
+OPT_IN_LEAK_CODES = OPT_IN_CODES - {"TL900"}
+
+
+def leak_rule_fixtures() -> list[Path]:
+    """fixtures/TLnnn/*.py of the default rules and of the opt-in leak rules."""
+    return sorted(p for p in FIXTURES.glob("TL*/*.py") if p.parent.name in {*default_codes(), *OPT_IN_LEAK_CODES})
+
+
+def fixture_codes(fixture: str) -> tuple[str, ...]:
+    """The codes a fixture is linted with, as its folder's configuration selects them: the default
+    rules, and the folder's own rule when it is opt-in ("TL018/pos_x.py" adds TL018)."""
+    folder = fixture.split("/", 1)[0]
+    return (*default_codes(), folder) if folder in OPT_IN_LEAK_CODES else default_codes()
 
 
 def write(folder: Path, relative: str, text: str) -> Path:

@@ -35,12 +35,10 @@ from libcst.metadata import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
-from helpers import FIXTURES, MARKER, default_rule_fixtures, markers
+from helpers import FIXTURES, MARKER, fixture_codes, leak_rule_fixtures, markers
 from tensorlint.engine import lint_source
-from tensorlint.rules import default_codes
 
 LINT_FILENAME = "<string>"  # not a file: imports resolve to nothing in the project (fixtures are self-contained)
-CODES = default_codes()  # as a plain run lints; opt-in rules' fixtures are left out (default_rule_fixtures)
 
 Swap = Mapping[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]]
 
@@ -122,13 +120,17 @@ def _all_scopes(fixture: Fixture) -> set[Scope]:
 
 @cache
 def rule_fixtures() -> tuple[Fixture, ...]:
-    """fixtures/TLnnn/{pos,neg}_*.py of every rule a plain run enables."""
-    return tuple(Fixture(str(p.relative_to(FIXTURES)), p.read_text(encoding="utf-8")) for p in default_rule_fixtures())
+    """fixtures/TLnnn/{pos,neg}_*.py of every rule a plain run enables, and of the opt-in leak rules."""
+    return tuple(
+        Fixture(p.relative_to(FIXTURES).as_posix(), p.read_text(encoding="utf-8")) for p in leak_rule_fixtures()
+    )
 
 
-def findings(source: str) -> set[tuple[int, str]]:
-    """(row, code) of what the analysis reports; a text it cannot parse shows as code "error"."""
-    return {(f.location.row, f.code or "error") for f in lint_source(source, LINT_FILENAME, codes=CODES)}
+def findings(source: str, fixture: str) -> set[tuple[int, str]]:
+    """(row, code) of what the analysis reports, with the codes the fixture's folder selects (a plain
+    run's, and an opt-in rule's own); a text it cannot parse shows as code "error"."""
+    codes = fixture_codes(fixture)
+    return {(f.location.row, f.code or "error") for f in lint_source(source, LINT_FILENAME, codes=codes)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -906,7 +908,7 @@ def _imports_only(statement: cst.BaseStatement, future: bool) -> bool:
 
 # The codes whose findings are stores into a container: a statement marked for another reason
 # (TL006's call retried in a handler, that happens to append) is not extracted.
-_STORE_CODES = frozenset(["TL001", "TL002", "TL004", "TL007"])
+_STORE_CODES = frozenset(["TL001", "TL002", "TL004", "TL007", "TL018"])
 # TL004 reports the call in the loop, not the helper (the fixtures' `meter.update(loss)`); an
 # accumulation across calls of forward or a per-step method stays in the helper, which runs as often.
 # TL007 reports the call in the `except` block: the helper only sees a parameter, the handler
@@ -1533,9 +1535,9 @@ def invariance_table() -> list[Invariance]:
     """Per transformation: how many fixtures it rewrites, and for how many the verdict holds."""
     rows = []
     for transformation in TRANSFORMATIONS:
-        sources = [rewritten(transformation.name, f.name) for f in rule_fixtures()]
-        applied = [s for s in sources if s is not None]
-        kept = sum(findings(s) == markers(s) for s in applied)
+        sources = [(rewritten(transformation.name, f.name), f.name) for f in rule_fixtures()]
+        applied = [(s, name) for s, name in sources if s is not None]
+        kept = sum(findings(s, name) == markers(s) for s, name in applied)
         rows.append(Invariance(transformation.name, transformation.summary, len(applied), kept))
     return rows
 

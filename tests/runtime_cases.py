@@ -46,6 +46,11 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("tl004_eval_total_loss.py", {"kind": "loop", "name": "evaluate", "line": "total_loss +="}, "confirmed", None, "autograd graph of local `total_loss`"),
     ("tl004_train_total_loss.py", {"kind": "loop", "name": "train", "line": "total_loss +="}, "host-only", 0, ""),
     ("tl004_item_fixed.py", {"kind": "loop", "name": "evaluate", "line": "total_loss +="}, "not reproduced", 0, ""),
+    ("tl010_tbptt_leaky.py", {"kind": "loop", "name": "train", "line": "output, hidden = model("}, "confirmed", None, "autograd graph of local `loss`"),
+    ("tl010_tbptt_fixed.py", {"kind": "loop", "name": "train", "line": "output, hidden = model("}, "not reproduced", 0, ""),
+    ("tl011_retain_graph_total_loss.py", {"kind": "loop", "name": "train", "line": "loss.backward("}, "confirmed", None, "autograd graph of local `total_loss`"),
+    ("tl011_retain_graph_rebound.py", {"kind": "loop", "name": "train", "line": "loss.backward("}, "not reproduced", 0, ""),
+    ("tl011_fixed.py", {"kind": "loop", "name": "train", "line": "loss.backward("}, "not reproduced", 0, ""),
     ("pool_del_loop_variable.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "TensorManager._tensors"),
     ("kept_exception.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "traceback of RuntimeError kept in global `errors`"),
     ("tl012_default_list.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "global `collect`"),
@@ -54,6 +59,8 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("tl015_shape_key_fixed.py", {"kind": "module", "name": "NormTracker"}, "not reproduced", 0, ""),
     ("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, "confirmed", None, ""),
     ("tl003_collate_fixed.py", {"kind": "loader", "name": "load_batches"}, "not reproduced", None, ""),
+    ("tl016_probe_handles.py", {"kind": "module", "name": "ActivationProbe"}, "confirmed", 16 * KIB, "partial"),
+    ("tl016_probe_handles_fixed.py", {"kind": "module", "name": "ActivationProbe"}, "not reproduced", 0, ""),
 ]  # fmt: skip
 
 

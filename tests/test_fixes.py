@@ -219,3 +219,28 @@ def _load(path: Path) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# States TL010 reports without a fix: `.detach()` would fail on `None` or a tuple, or the file cannot tell.
+TL010_UNFIXED = {
+    "started_as_none": "hidden = None",
+    "started_by_init_hidden": "hidden = model.init_hidden(8)",
+    "started_as_tuple": "hidden = (torch.zeros(1, 8, 4), torch.zeros(1, 8, 4))",
+}
+
+
+@pytest.mark.parametrize("start", TL010_UNFIXED.values(), ids=TL010_UNFIXED.keys())
+def test_tl010_fixes_only_a_state_started_as_plain_tensors(start: str) -> None:
+    loop = (
+        "def train(model, loader, optimizer):\n"
+        f"    {start}\n"
+        "    for x, y in loader:\n"
+        "        out, hidden = model(x, hidden)\n"
+        "        torch.nn.functional.mse_loss(out, y).backward()\n"
+        "        optimizer.step()\n"
+    )
+    findings = lint_source(f"import torch\n\n\n{loop}", "x.py")
+    assert [f.code for f in findings] == ["TL010"]
+    assert findings[0].fix is None
+    started_as_zeros = lint_source(f"import torch\n\n\n{loop.replace(start, 'hidden = torch.zeros(1, 8, 4)')}", "x.py")
+    assert started_as_zeros[0].fix is not None

@@ -52,7 +52,7 @@ def test_every_rewrite_is_python_with_the_markers_it_had() -> None:
 def test_verdict_survives_rewrite(transformation: str, fixture: str) -> None:
     source = rewritten(transformation, fixture)
     assert source is not None
-    assert findings(source) == markers(source)
+    assert findings(source, fixture) == markers(source)
 
 
 def test_known_gaps_name_rewritten_fixtures() -> None:

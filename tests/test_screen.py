@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, default_rule_fixtures
+from helpers import FIXTURES, fixture_codes, leak_rule_fixtures
 from tensorlint import engine
 from tensorlint.source import might_matter
 
-FIXTURE_FILES = default_rule_fixtures()  # linted with the default codes
+FIXTURE_FILES = leak_rule_fixtures()  # linted with the default codes, and an opt-in folder's own
 
 
 def _without_imports(source: str) -> str:
@@ -27,12 +27,13 @@ def _without_imports(source: str) -> str:
 def test_the_screen_passes_every_text_the_analysis_reports_on(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "might_matter", lambda source: True)
     monkeypatch.setattr(engine, "needs_engine", lambda source, codes, apply_noqa=True: True)
+    codes = fixture_codes(fixture.relative_to(FIXTURES).as_posix())
     written = fixture.read_text(encoding="utf-8")
-    if engine.lint_source(written, "<string>"):
+    if engine.lint_source(written, "<string>", codes=codes):
         assert might_matter(written), "the screen would skip a text that has findings"
     stripped = _without_imports(written)
     # A kept exception matters for the tensors its frames hold: TL007 is for files that show torch.
-    if any(f.code != "TL007" for f in engine.lint_source(stripped, "<string>")):
+    if any(f.code != "TL007" for f in engine.lint_source(stripped, "<string>", codes=codes)):
         assert might_matter(stripped), "the screen would skip a text that has findings"
 
 

@@ -3,15 +3,23 @@
 `analyze(module)` runs two passes over a parsed module: `index` collects imports, classes,
 functions and the roles they play (forward code, hooks, DataLoader worker code); `flow` then
 walks each function in statement order and records the events that rules judge in a `Facts`
-record: values stored into containers (`Store`), accumulations (`Accumulation`), closures that
+record: values stored into containers (`Store`), accumulations (`Accumulation`), attributes replaced (`AttributeWrite`), closures that
 escape (`ClosureEscape`), CUDA work (`CudaWork`). Rules read those and ask the helpers below
 about syntax; front-ends parse (`parse_module`), analyse, and keep other modules in a `Project`.
 """
 
-from tensorlint.analysis.edits import method_call, with_import, with_keyword, without_argument, wrapped_in_with
+from tensorlint.analysis.edits import (
+    method_call,
+    with_first_statement,
+    with_import,
+    with_keyword,
+    without_argument,
+    wrapped_in_with,
+)
 from tensorlint.analysis.facts import (
     STORE_METHODS,
     Accumulation,
+    AttributeWrite,
     ClosureEscape,
     CudaWork,
     Facts,
@@ -32,19 +40,44 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     lineage,
+    resolve_callable,
     self_attribute,
 )
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, string_value
+from tensorlint.analysis.names import (
+    Imports,
+    argument,
+    callee_name,
+    dotted_name,
+    names_in,
+    receiver,
+    references,
+    string_value,
+)
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.syntax import Place, calls_in, declared_container, is_training_iteration, own_nodes, placed
+from tensorlint.analysis.recurrent import BACKWARD_CALLS, CarriedState, carried_states
+from tensorlint.analysis.syntax import (
+    Place,
+    calls_in,
+    carried_names,
+    declared_container,
+    hook_registration,
+    is_training_iteration,
+    own_nodes,
+    placed,
+    repeats_per_step,
+    target_names,
+)
 from tensorlint.analysis.values import Value, is_loss_name
 from tensorlint.analysis.walk import walk
 
 __all__ = [
+    "BACKWARD_CALLS",
     "MODULE_HOOK_REGISTRATIONS",
     "STORE_METHODS",
     "Accumulation",
+    "AttributeWrite",
+    "CarriedState",
     "ClassInfo",
     "ClosureEscape",
     "CudaWork",
@@ -65,9 +98,12 @@ __all__ = [
     "bounded_per_call",
     "callee_name",
     "calls_in",
+    "carried_names",
+    "carried_states",
     "declared_container",
     "dotted_name",
     "gc_paused",
+    "hook_registration",
     "is_loss_name",
     "is_training_iteration",
     "lineage",
@@ -78,11 +114,16 @@ __all__ = [
     "parse_module",
     "placed",
     "receiver",
+    "references",
+    "repeats_per_step",
+    "resolve_callable",
     "root_name",
     "self_attribute",
     "string_value",
+    "target_names",
     "tensor_keyed",
     "walk",
+    "with_first_statement",
     "with_import",
     "with_keyword",
     "without_argument",

@@ -92,3 +92,9 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def with_first_statement(loop: cst.For | cst.While, statement: cst.BaseStatement) -> cst.For | cst.While:
+    """The loop with `statement` run first in each iteration (its body must be an indented block)."""
+    assert isinstance(loop.body, cst.IndentedBlock)
+    return loop.with_changes(body=loop.body.with_changes(body=[statement, *loop.body.body]))

@@ -1,7 +1,7 @@
 """What the flow pass records, and what rules ask of it.
 
 `Facts` is a record: a module's index and the events the walk found (`Store`, `Accumulation`,
-`ClosureEscape`, `CudaWork`), the functions' summaries, and the questions that rules and the
+`AttributeWrite`, `ClosureEscape`, `CudaWork`), the functions' summaries, and the questions that rules and the
 walk both ask of a container: how long it lives, and what kind it is. It imports neither the
 walk (flow.py) nor the project (project.py): the walk fills it, and the project keeps it.
 """
@@ -88,6 +88,19 @@ class Accumulation:
     reset_this_iteration: bool = False
 
 
+@dataclass(frozen=True, eq=False)
+class AttributeWrite:
+    """`owner.attr = value` that replaces what the attribute held (neither an accumulation nor a
+    concatenation): the attribute keeps the value until the next write."""
+
+    node: cst.CSTNode
+    unit: Unit
+    target: cst.Attribute
+    value: Value
+    value_expr: cst.BaseExpression
+    loops: tuple[Loop, ...]
+
+
 @dataclass(frozen=True)
 class Summary:
     """What a function of the module does with its arguments, computed once and used at each call.
@@ -144,6 +157,7 @@ class Facts:
     index: ModuleIndex
     stores: list[Store] = field(default_factory=list)
     accumulations: list[Accumulation] = field(default_factory=list)
+    attribute_writes: list[AttributeWrite] = field(default_factory=list)
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end

@@ -5,6 +5,7 @@ mode of the current block, and the loops around the current statement. It record
 module's `facts.Facts`:
 - `Store`: a value put into a container (`xs.append(v)`, `d[k] = v`, `xs += [v]`);
 - `Accumulation`: `acc += v` or `acc = acc + v`;
+- `AttributeWrite`: `obj.attr = v` that replaces what the attribute held;
 - `ClosureEscape`: a lambda or nested def that captures tensors and outlives the call;
 - `CudaWork`: a call that allocates on, or initialises, CUDA.
 """
@@ -22,6 +23,7 @@ from tensorlint.analysis.facts import (
     NO_SUMMARY,
     STORE_METHODS,
     Accumulation,
+    AttributeWrite,
     ClosureEscape,
     CudaWork,
     Facts,
@@ -52,6 +54,7 @@ from tensorlint.analysis.syntax import (
     concatenated_operand,
     free_names,
     hands_over_data,
+    hook_registration,
     iterates_loader,
     own_nodes,
     placed,
@@ -644,6 +647,9 @@ class _Walker:
                 # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`: the new
                 # value is computed from the old one, so a graph in `x` chains onto it every call.
                 self._accumulate(node, target, value, value_expr)
+            elif grown_by is None:
+                write = AttributeWrite(self.report_at or node, self.unit, target, value, value_expr, tuple(self.loops))
+                self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
             self._escape(value, "stored in a container", target.value)
@@ -771,10 +777,11 @@ class _Walker:
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
             self._in_place_update(call, recv)
-        # Only a tensor (or a closure) handed over can be kept: a helper of another module is not
-        # read for a call without one.
+        # Only a tensor, a closure or a hook's handle handed over can be kept: a helper of another
+        # module is not read for a call without one.
         given = [evaluate(arg.value, self) for arg in call.args]
-        if any(value.tensor or value.closure for value in given):
+        handles = any(hook_registration(arg.value, self.unit) for arg in call.args)
+        if handles or any(value.tensor or value.closure for value in given):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)

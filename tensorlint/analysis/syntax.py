@@ -8,13 +8,20 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
 import libcst as cst
 
-from tensorlint.analysis.index import ModuleIndex, Unit, all_params
+from tensorlint.analysis.index import (
+    MODULE_HOOK_REGISTRATIONS,
+    TENSOR_HOOK_REGISTRATIONS,
+    ModuleIndex,
+    Role,
+    Unit,
+    all_params,
+)
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
 from tensorlint.analysis.walk import SCOPES, children, walk
 
@@ -327,3 +334,61 @@ def calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
             continue
         stack.extend((child, False) for child in reversed(list(children(node))))
     return found
+
+
+# Methods a training framework calls once per batch (Lightning and friends): hooks registered there repeat.
+_BATCH_METHODS = frozenset(["training_step", "validation_step", "test_step", "predict_step", "train_step"])
+
+
+def repeats_per_step(
+    unit: Unit, loops: Sequence[cst.For | cst.While], imports: Imports, target: cst.BaseExpression | None
+) -> str | None:
+    """Where code that registers a hook on `target` runs again and again, in words: a loop over
+    batches, `forward` or a per-batch method (`training_step`); None when it runs once as far as
+    we see, or when `target` is made afresh there (a new module takes its hooks with it)."""
+    for loop in reversed(loops):
+        if is_training_iteration(loop, unit, imports):
+            if target is not None and _made_in(target, loop.body):
+                return None
+            return "in this loop over batches"
+    method = unit.method_unit()
+    if method is None:
+        return None
+    if Role.FORWARD in method.roles or method.name in _BATCH_METHODS:
+        if target is not None and _made_in(target, method.node):
+            return None
+        return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
+    return None
+
+
+def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """Whether the receiver's root name is bound by a call inside `scope` (a fresh object)."""
+    root = target
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    for node in own_nodes(scope):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in node.targets)
+        ):
+            return True
+    return False
+
+
+def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
+    """The hook registration whose handle `expr` holds: `m.register_forward_hook(f)` itself, inside
+    a tuple or dict, or a name the unit binds to one (`h = t.register_hook(f)`)."""
+    for node in [expr, *own_nodes(expr)]:
+        if isinstance(node, cst.Call) and callee_name(node) in _HOOK_REGISTRATIONS:
+            return node
+        if isinstance(node, cst.Name):
+            for value in unit.bindings.get(node.value, []):
+                if isinstance(value, cst.Call) and callee_name(value) in _HOOK_REGISTRATIONS:
+                    return value
+    return None
+
+
+_HOOK_REGISTRATIONS = MODULE_HOOK_REGISTRATIONS | TENSOR_HOOK_REGISTRATIONS

@@ -95,6 +95,10 @@ _TORCH_NON_TENSOR = frozenset(
         "set_float32_matmul_precision",
     ]
 )
+# torch functions that make a new tensor shaped like their argument, without its autograd history.
+_TORCH_SHAPED_LIKE = frozenset(
+    ["zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"]
+)
 _TENSOR_NAMESPACES = frozenset(
     ["torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse"]
 )
@@ -436,6 +440,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return TENSOR  # torch.FloatTensor(...), torch.cuda.LongTensor(...)
     if namespace in _TENSOR_NAMESPACES and last[:1].islower() and last not in _TORCH_NON_TENSOR:
         args = _join(evaluate(arg.value, scope) for arg in call.args)
+        if last in _TORCH_SHAPED_LIKE:
+            args = Value(tensor=True)  # `torch.zeros_like(x)` takes x's shape, not its history
         requires_grad = any(
             arg.keyword is not None
             and arg.keyword.value == "requires_grad"

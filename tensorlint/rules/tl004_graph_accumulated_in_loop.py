@@ -13,7 +13,9 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
+    argument,
     callee_name,
+    calls_in,
     dotted_name,
     is_loss_name,
     method_call,
@@ -59,7 +61,9 @@ class GraphAccumulatedInLoop(Rule):
       batch's activations stay on the GPU: about 8.4 MB per iteration for an MLP on a batch of
       256, for `val_loss += loss` and for `losses.append(loss)` alike;
     - in a training loop that calls `backward()`, the activations are freed but the autograd
-      nodes chained through `total_loss` still grow on the host, iteration after iteration.
+      nodes chained through `total_loss` still grow on the host, iteration after iteration;
+      with `backward(retain_graph=True)` nothing is freed, and every batch's activations stay
+      alive as in an evaluation loop (TL011 reports the flag).
 
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
     decorator), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
@@ -412,7 +416,9 @@ def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
 
 
 def _message(root: str, loop: Loop, event: Accumulation | Store) -> str:
-    if loop.calls_backward:
+    if loop.calls_backward and _retains_graph(loop.node):
+        effect = "`backward(retain_graph=True)` frees none of them: every iteration's activations stay alive"
+    elif loop.calls_backward:
         effect = (
             "after `backward()` the activations are freed, but the autograd nodes chained "
             "through it grow on the host every iteration"
@@ -425,3 +431,13 @@ def _message(root: str, loop: Loop, event: Accumulation | Store) -> str:
         call = cst.Module([]).code_for_node(event.node)
         return f"`{call}` keeps autograd history across iterations of this `{kind}` loop: {event.via}; {effect}; pass `.item()` or `.detach()`"
     return f"`{root}` accumulates autograd history across iterations of this `{kind}` loop: {effect}; {advice}"
+
+
+def _retains_graph(loop: cst.CSTNode) -> bool:
+    """Whether the loop's backward passes keep the graph's buffers (`retain_graph=True`)."""
+    for call in calls_in(loop):
+        if callee_name(call) in ("backward", "manual_backward"):
+            flag = argument(call, "retain_graph")
+            if isinstance(flag, cst.Name) and flag.value == "True":
+                return True
+    return False

@@ -9,20 +9,15 @@ import libcst as cst
 from tensorlint.analysis import (
     MODULE_HOOK_REGISTRATIONS,
     Facts,
-    Place,
     Role,
     Unit,
     callee_name,
     dotted_name,
-    is_training_iteration,
-    own_nodes,
     placed,
     receiver,
+    repeats_per_step,
 )
 from tensorlint.rule import Report, Rule
-
-# Methods a training framework calls once per batch (Lightning and friends).
-_STEP_METHODS = frozenset(["training_step", "validation_step", "test_step", "predict_step", "train_step"])
 
 
 class HookRegisteredRepeatedly(Rule):
@@ -139,7 +134,7 @@ class HookRegisteredRepeatedly(Rule):
                 continue
             for call, place in registrations:
                 registration = callee_name(call)
-                where = _repeated(facts, unit, place, call)
+                where = repeats_per_step(unit, place.loops, facts.imports, receiver(call))
                 if where is None:
                     continue
                 yield Report(
@@ -149,41 +144,6 @@ class HookRegisteredRepeatedly(Rule):
                     "stores; register once (in `__init__` or before the loop), or keep the handle and "
                     "`.remove()` it",
                 )
-
-
-def _repeated(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> str | None:
-    """Where the registration runs repeatedly, in words; None when it runs once (as far as we see)."""
-    target = receiver(call)
-    for loop in reversed(place.loops):
-        if is_training_iteration(loop, unit, facts.imports):
-            if target is not None and _made_in(target, loop.body):
-                return None  # a module built in this iteration takes its hooks with it
-            return "in this loop over batches"
-    method = unit.method_unit()
-    if method is None:
-        return None
-    if Role.FORWARD in method.roles or method.name in _STEP_METHODS:
-        if target is not None and _made_in(target, method.node):
-            return None
-        return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
-    return None
-
-
-def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
-    """Whether the receiver's root name is bound by a call inside `scope` (a fresh object)."""
-    root = target
-    while isinstance(root, (cst.Attribute, cst.Subscript)):
-        root = root.value
-    if not isinstance(root, cst.Name):
-        return False
-    for node in own_nodes(scope):
-        if (
-            isinstance(node, cst.Assign)
-            and isinstance(node.value, cst.Call)
-            and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in node.targets)
-        ):
-            return True
-    return False
 
 
 def _clears_hooks(unit: Unit) -> bool:

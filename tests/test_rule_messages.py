@@ -1,0 +1,36 @@
+"""Messages tell the truth of each case: what a leak costs depends on the loop it is in."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tensorlint.engine import lint_source
+
+LOOP = """
+import torch
+
+
+def run(model, loader, optimizer):
+    total = 0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+{backward}        total += loss
+    return total
+"""
+
+
+@pytest.mark.parametrize(
+    ("backward", "says"),
+    [
+        ("", "no `backward()` frees them"),
+        ("loss.backward()\noptimizer.step()\n", "grow on the host"),
+        ("loss.backward(retain_graph=True)\noptimizer.step()\n", "`backward(retain_graph=True)` frees none of them"),
+    ],
+)
+def test_tl004_says_what_the_loop_frees(backward: str, says: str) -> None:
+    source = LOOP.format(backward=textwrap.indent(backward, " " * 8))
+    messages = [f.message for f in lint_source(source, "loop.py", codes=("TL004",))]
+    assert len(messages) == 1
+    assert says in messages[0]
