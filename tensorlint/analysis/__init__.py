@@ -29,6 +29,7 @@ from tensorlint.analysis.facts import (
     bounded_per_call,
     names_reaching,
     root_name,
+    tensor_keyed,
 )
 from tensorlint.analysis.flow import analyze
 from tensorlint.analysis.index import (
@@ -124,6 +125,7 @@ __all__ = [
     "self_attribute",
     "string_value",
     "target_names",
+    "tensor_keyed",
     "walk",
     "with_first_statement",
     "with_import",

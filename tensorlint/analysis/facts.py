@@ -69,6 +69,8 @@ class Store:
     fresh: bool = False  # the container was emptied earlier in the same call, on every path to here
     concatenates: bool = False  # `buf = torch.cat([buf, t])`: a tensor buffer that grows by `t`
     reset_this_iteration: bool = False  # as for `Accumulation`
+    # What the entry is looked up by: the key of `d[k] = v` and `d.setdefault(k, v)`, the member of `s.add(m)`.
+    key: Value | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,7 +188,7 @@ class Facts:
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
-        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict",
+        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict", "set",
         "bounded", "tensor" or None when unknown.
         """
         expr = container
@@ -284,6 +286,27 @@ def bounded_per_call(facts: Facts, store: Store) -> bool:
     return store.fresh or root_name(store.container) in facts.reset_in_call.get(id(store.unit), frozenset())
 
 
+def tensor_keyed(facts: Facts, store: Store) -> str | None:
+    """How a dict or set that gets a tensor as a key or member outlives the call, in words ("an
+    attribute", "a global", "a closure's", "a local filled over batches"); None when it does not.
+
+    `Tensor.__hash__` is `id()`: each such store adds an entry. TL015 reports these statements;
+    the rules about growing containers leave them to it.
+    """
+    if store.key is None or not store.key.tensor or not store.grows or store.unit.name == "__init__":
+        return None
+    lifetime, kind = facts.container_kind(store.unit, store.container)
+    method = callee_name(store.node) if isinstance(store.node, cst.Call) else None
+    needs = {"add": "set", "setdefault": "dict"}.get(method or "", kind)
+    if kind not in ("dict", "set") or kind != needs:
+        return None  # a tensor indexed by a tensor (`mask[idx] = 0`), a meter's `add`, a managed cache
+    if lifetime in ("attribute", "global", "closure"):
+        return {"attribute": "an attribute", "global": "a global", "closure": "a closure's"}[lifetime]
+    if any(loop.feeds_data for loop in store.loops) and not store.reset_this_iteration:
+        return "a local filled over batches"
+    return None
+
+
 def root_name(expr: cst.BaseExpression) -> str | None:
     """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
     while isinstance(expr, cst.Subscript):
@@ -319,6 +342,8 @@ def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | No
     for kind in ("bounded", "tensor"):  # a bounded or tensor buffer anywhere: no growth to see
         if kind in kinds:
             return kind
+    if kinds == {"set"}:
+        return "set"
     return "dict" if kinds == {"dict"} else "list" if kinds <= {"list", "dict"} else None
 
 
@@ -329,6 +354,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         return "list"
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return "dict"
+    if isinstance(value, (cst.Set, cst.SetComp)):
+        return "set"
     if isinstance(value, cst.Call):
         func = value.func.value if isinstance(value.func, cst.Subscript) else value.func  # defaultdict[str, list](list)
         qualified = imports.qualify(func) or dotted_name(func) or ""
@@ -342,6 +369,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             )
         if last in ("list",):
             return "list"
+        if last == "set":
+            return "set"
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):

@@ -435,7 +435,12 @@ class _Walker:
             self._effects(statement.iter)
             iterated = evaluate(statement.iter, self)
             submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
-            self._bind(statement.target, Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules))
+            item = Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules)
+            target: cst.BaseExpression = statement.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2 and _calls(statement.iter, "items"):
+                self._bind(target.elements[0].value, UNKNOWN)  # `for name, t in d.items()`: a key, not a tensor
+                target = target.elements[1].value
+            self._bind(target, item)
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
@@ -551,6 +556,7 @@ class _Walker:
         grows: bool,
         via: str | None = None,
         concatenates: bool = False,
+        key: Value | None = None,
     ) -> None:
         node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
@@ -565,7 +571,7 @@ class _Walker:
         loops = tuple(self.loops)
         store = Store(
             node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
-            self._reset_this_iteration(container),
+            self._reset_this_iteration(container), key,
         )  # fmt: skip
         self.facts.stores.append(store)
 
@@ -651,7 +657,9 @@ class _Walker:
                 # `avg[k] = (avg[k] * n + v) / (n + 1)`: the slot is computed from itself, so a graph in
                 # `v` chains onto it, call after call (an accumulation, not an entry added).
                 self._accumulate(node, target, value, value_expr)
-            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr))
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = self._key(index.value) if isinstance(index, cst.Index) else None
+            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
 
     def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:
@@ -703,6 +711,18 @@ class _Walker:
                 self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
+
+    def _key(self, key: cst.BaseExpression) -> Value:
+        """The value a container entry is looked up by. Nothing known for the object's own state
+        (`self._tensor`, or a name bound only to it), which lives as long as the object, and for
+        keys built from fields or as tuples (`r.id`, `(names, layout)`): evidence of a tensor
+        there is only that they were read off one."""
+        bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
+        if bound and all(self_attribute(self.unit, value) is not None for value in bound):
+            return UNKNOWN
+        if any(_field_or_tuple(value) for value in bound):
+            return UNKNOWN
+        return evaluate(key, self)
 
     def _grows_by_key(self, target: cst.Subscript, value_expr: cst.BaseExpression) -> bool:
         """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
@@ -798,8 +818,13 @@ class _Walker:
         if inner is not None:
             container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
+        key = None
+        if name == "add":
+            key = self._key(stored)
+        elif name == "setdefault" and call.args and inner is None:
+            key = self._key(call.args[0].value)
         self._escape(value, "stored in a container", container)
-        self._store(call, container, value, stored, grows)
+        self._store(call, container, value, stored, grows, key=key)
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit, report_at: cst.CSTNode | None = None) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
@@ -1065,6 +1090,20 @@ def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
 
 
 _GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "numpy"])
+
+
+def _field_or_tuple(expr: cst.BaseExpression) -> bool:
+    """`r.id`, `mesh.layout`, `(a, b)`, `tuple(...)`: not a tensor's own attribute (`t.data`)."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value not in _TENSOR_ATTRIBUTES
+    return isinstance(expr, cst.Tuple) or _calls(expr, "tuple")
+
+
+_TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "imag"])
+
+
+def _calls(expr: cst.BaseExpression, method: str) -> bool:
+    return isinstance(expr, cst.Call) and callee_name(expr) == method
 
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:
@@ -1464,7 +1503,10 @@ def _worth_walking(units: list[Unit]) -> list[bool]:
     still walked for its summary when a walked unit calls it."""
     position_of = {id(unit): position for position, unit in enumerate(units)}
     walked = [
-        bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes) for unit in units
+        bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes)
+        # a default container or a class-level one: what a call puts there outlives the call
+        or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))
+        for unit in units
     ]
     for position in range(len(units) - 1, 0, -1):  # children come after their parents
         parent = units[position].parent

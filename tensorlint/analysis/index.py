@@ -103,6 +103,8 @@ class ClassInfo:
     is_module: bool = False
     is_autograd_function: bool = False
     is_record: bool = False  # a dataclass or NamedTuple: an instance holds what it is built from
+    # `history = []` in the class body (not annotated fields): one container that every instance shares
+    class_containers: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -140,6 +142,8 @@ class Unit:
     has_try: bool = False
     has_nested: bool = False  # a lambda or a nested def
     sets_attributes: bool = False  # `self.x = ...`: its final names give the attribute's value
+    # `def collect(x, bucket=[])`: parameters whose default is a container made once, at `def` time
+    mutable_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -281,14 +285,17 @@ class _Indexer:
         info.is_record = bool(decorators & _RECORD_DECORATORS) or any(b and b.endswith("NamedTuple") for b in bases)
         self.classes[info.name] = info
         self.class_stack.append(info)
-        # Class-body aliases: `forward = _forward_impl`.
+        # Class-body aliases: `forward = _forward_impl`; containers shared by every instance.
         for statement in node.body.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
-                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name):
-                        targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
-                        if "forward" in targets:
-                            info.forward_names.add(small.value.value)
+                    if not isinstance(small, cst.Assign):
+                        continue  # an annotated field is a dataclass's or pydantic's: copied per instance
+                    targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+                    if isinstance(small.value, cst.Name) and "forward" in targets:
+                        info.forward_names.add(small.value.value)
+                    if makes_container(small.value):
+                        info.class_containers.update(dict.fromkeys(targets, small.value))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_stack.pop()
@@ -309,6 +316,11 @@ class _Indexer:
             parent.defs[node.name.value] = unit
             if any(p.name.value == parent.self_name for p in all_params(node.params)):
                 unit.self_name = None
+        unit.mutable_defaults = {
+            p.name.value: p.default
+            for p in all_params(node.params)
+            if p.default is not None and makes_container(p.default)
+        }
         self.units.append(unit)
         self.unit_stack.append(unit)
         self.class_stack.append(None)
@@ -917,6 +929,18 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         found.append(params.star_kwarg)
     return found
+
+
+def makes_container(value: cst.BaseExpression) -> bool:
+    """`[]`, `{}`, `set()`, `defaultdict(list)`: a new list, dict or set, which only grows."""
+    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    name = callee_name(value)
+    if name == "deque":
+        return argument(value, "maxlen", 1) is None
+    return name in ("list", "dict", "set", "defaultdict", "OrderedDict", "Counter")
 
 
 def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:

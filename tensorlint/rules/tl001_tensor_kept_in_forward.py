@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tensorlint.analysis import Facts, Role, bounded_per_call, root_name
+from tensorlint.analysis import Facts, Role, bounded_per_call, root_name, tensor_keyed
 from tensorlint.rule import Report, Rule
 
 # Code that runs once per batch: `forward`, hooks, and the per-step methods frameworks call.
@@ -154,6 +154,8 @@ class TensorKeptInForward(Rule):
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
             if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
+            if tensor_keyed(facts, store):
+                continue  # keyed by a tensor: TL015 reports it, with the cause
             if role is Role.STEP and not store.value.graph and not (store.unit.cls and store.unit.cls.is_module):
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):

@@ -23,6 +23,7 @@ from tensorlint.analysis import (
     own_nodes,
     root_name,
     string_value,
+    tensor_keyed,
     walk,
     with_import,
     wrapped_in_with,
@@ -192,6 +193,8 @@ class GraphAccumulatedInLoop(Rule):
         for event in events:
             if not event.value.graph or id(event.node) in reported:
                 continue
+            if isinstance(event, Store) and tensor_keyed(facts, event):
+                continue  # keyed by a tensor: TL015 reports it, with the cause
             if not event.loops:
                 if isinstance(event, Accumulation) and (across := _across_steps(facts, event)) is not None:
                     reported.add(id(event.node))
