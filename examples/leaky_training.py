@@ -1,4 +1,4 @@
-"""A small training script with the four leaks tensorlint finds. Try: tensorlint examples/"""
+"""Four leaks (TL001-TL004) and CUDA started before workers fork (TL013). Try: tensorlint examples/"""
 
 import torch
 from torch import nn
@@ -32,7 +32,7 @@ def make_probe(model: nn.Module, x):
 def main():
     data = TensorDataset(torch.randn(256, 32), torch.randint(0, 4, (256,)))
     loader = DataLoader(data, batch_size=32, num_workers=2, collate_fn=collate)
-    model = Recorder().to(device)
+    model = Recorder().to(device)  # TL013: CUDA initialised before the workers fork
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     total_loss = 0.0

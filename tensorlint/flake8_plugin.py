@@ -4,22 +4,29 @@ flake8 owns selection and `# noqa` here, so the core runs every rule without its
 filter; flake8 applies the same noqa syntax to the same lines. Columns are yielded 0-based,
 as flake8 expects, so that flake8's printed column equals the CLI's. flake8 does not read
 notebooks (and, named on its command line, would read their JSON as Python): those are left
-to the CLI and the pre-commit hook.
+to the CLI and the pre-commit hook. Opt-in rules are off by default here as in the CLI: they are
+flake8's default ignores (like pycodestyle's W503), and `--extend-select TL018` turns one on.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from tensorlint import __version__
 from tensorlint.engine import lint_source
 from tensorlint.notebook import NOTEBOOK_SUFFIX
+from tensorlint.rules import OPT_IN_CODES
 
 
 class Flake8Checker:
     name = "tensorlint"
     version = __version__
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:  # flake8's OptionManager
+        parser.extend_default_ignore(sorted(OPT_IN_CODES))
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str = "(none)") -> None:
         # flake8 classifies plugins by parameter names: `tree` makes this an AST plugin.

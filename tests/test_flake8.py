@@ -22,15 +22,21 @@ def _positions(output: str) -> set[tuple[str, int, int, str]]:
 
 
 def test_flake8_and_cli_report_the_same_findings_on_fixtures() -> None:
-    # The plugin runs the default rules; opt-in ones (TL900, unused noqa: flake8 owns `# noqa`) are the CLI's alone.
-    opt_in = sorted(all_codes() - set(default_codes()))
-    cli = run_tensorlint("--quiet", "--ignore", ",".join(opt_in), "fixtures")
-    flake8 = run_module("flake8", "--select", "TL", "fixtures")
+    # Opt-in rules are left out of both: their folders enable them in pyproject.toml, which flake8 does not read.
+    opt_in = ",".join(sorted(all_codes() - set(default_codes())))
+    cli = run_tensorlint("--quiet", "--ignore", opt_in, "fixtures")
+    flake8 = run_module("flake8", "--select", "TL", "--extend-ignore", opt_in, "fixtures")
     assert flake8.returncode == 1, flake8.stderr
     # flake8 does not read notebooks, so fixtures/notebooks/ is the CLI's alone (tests/test_notebooks.py).
     cli_positions = {p for p in _positions(cli.stdout) if ".ipynb:cell " not in p[0]}
     assert cli_positions, cli.stderr
     assert _positions(flake8.stdout) == cli_positions
+
+
+def test_flake8_leaves_opt_in_rules_off_until_selected() -> None:
+    folder = "fixtures/TL018"
+    assert ": TL018 " not in run_module("flake8", folder).stdout
+    assert ": TL018 " in run_module("flake8", "--extend-select", "TL018", folder).stdout
 
 
 def test_flake8_lists_the_plugin() -> None:

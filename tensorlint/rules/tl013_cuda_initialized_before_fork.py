@@ -33,9 +33,8 @@ _NOT_INITIALISING = frozenset(
 _NOT_INITIALISING_MODULES = ("torch.cuda.amp.", "torch.cuda.nvtx.")
 _PICKLING = ("spawn", "forkserver")
 _CONSEQUENCES = (
-    "under spawn or forkserver (the default on macOS and Windows, and on Linux from Python 3.14) each "
-    "worker builds its own CUDA context instead (~636 MiB per worker on an H200, invisible to "
-    "`memory_allocated()`)"
+    "under spawn or forkserver (macOS, Windows, and Linux from Python 3.14) each worker builds its own "
+    "CUDA context instead (~636 MiB per worker on an H200)"
 )
 
 
@@ -210,11 +209,10 @@ def _parent_initialises(facts: Facts, loader: LoaderCall) -> Report | None:
         assert worker is not None
         return Report(
             work.node,
-            f"{work.what} initialises CUDA in this process before the DataLoader's workers start, and "
-            f"its worker code ({worker.roles[Role.WORKER]}) uses CUDA ({in_workers[0].what}): under "
-            "fork (Linux's default before Python 3.14) every worker raises `RuntimeError: Cannot "
-            f"re-initialize CUDA in forked subprocess`; {_CONSEQUENCES}; keep the worker code on the "
-            "CPU and move each batch in the training loop (`pin_memory=True`)",
+            f"{work.what} initialises CUDA before the DataLoader's workers start, and their code "
+            f"({worker.roles[Role.WORKER]}) uses CUDA: under fork (Linux's default before Python 3.14) "
+            f"every worker raises `RuntimeError: Cannot re-initialize CUDA in forked subprocess`; "
+            f"{_CONSEQUENCES}; keep the worker code on the CPU",
         )
     return None
 
