@@ -27,6 +27,7 @@ from tensorlint.analysis.facts import (
     Store,
     Summary,
     bounded_per_call,
+    flowing_into,
     names_reaching,
     root_name,
     tensor_keyed,
@@ -57,7 +58,7 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.recurrent import BACKWARD_CALLS, CarriedState, carried_states
+from tensorlint.analysis.recurrent import BACKWARD_CALLS, CarriedState, carried_states, retain_graph_flag
 from tensorlint.analysis.syntax import (
     Place,
     calls_in,
@@ -105,6 +106,7 @@ __all__ = [
     "carried_states",
     "declared_container",
     "dotted_name",
+    "flowing_into",
     "gc_paused",
     "hook_registration",
     "is_loss_name",
@@ -120,6 +122,7 @@ __all__ = [
     "references",
     "repeats_per_step",
     "resolve_callable",
+    "retain_graph_flag",
     "root_name",
     "run_once_calls",
     "self_attribute",

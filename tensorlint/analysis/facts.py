@@ -8,7 +8,7 @@ walk (flow.py) nor the project (project.py): the walk fills it, and the project 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -271,6 +271,14 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
             flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
+    return flowing_into(flows, reached)
+
+
+def flowing_into(flows: Iterable[tuple[set[str], set[str]]], seeds: set[str]) -> set[str]:
+    """`seeds` and every name whose value flows into them through `flows`: (names written, names
+    whose values they take) pairs, followed to a fixed point."""
+    reached = set(seeds)
+    flows = list(flows)
     changed = True
     while changed:
         changed = False

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tensorlint.analysis.facts import Facts
+from tensorlint.analysis.facts import Facts, flowing_into
 from tensorlint.analysis.index import NO_GRAD_STEP_METHODS, Role, Unit, resolve_callable, self_attribute
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import Place, calls_in, is_training_iteration, own_nodes, placed, target_names
@@ -29,6 +29,14 @@ _CUT_WORDS = ("detach", "repackage")
 _RECURRENT_WORDS = ("rnn", "lstm", "gru", "cell")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
 # Steps that train: a per-step method's state leaks only if the step builds a graph from it.
 _TRAINING_STEPS = frozenset(["training_step", "train_step"])
+
+
+def retain_graph_flag(call: cst.Call) -> cst.Arg | None:
+    """A backward call's `retain_graph=True`, spelled as the literal (a variable may be False)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+            return arg if isinstance(arg.value, cst.Name) and arg.value.value == "True" else None
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,16 +249,8 @@ def _backpropagated(call: cst.Call) -> set[str]:
 
 def _reaching(assigns: list[cst.Assign], seeds: set[str]) -> set[str]:
     """`seeds` and the names whose values flow into them through `assigns`."""
-    reached = set(seeds)
     flows = [({n for t in a.targets for n in target_names(t.target)}, references(a.value)) for a in assigns]
-    changed = True
-    while changed:
-        changed = False
-        for written, read in flows:
-            if written & reached and not read <= reached:
-                reached |= read
-                changed = True
-    return reached
+    return flowing_into(flows, seeds)
 
 
 def _fed_to_model(facts: Facts, unit: Unit, value: cst.BaseExpression, origins: dict[str, set[str]]) -> set[str]:

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import (
+    BACKWARD_CALLS,
     Accumulation,
     Facts,
     Loop,
     Role,
     Store,
     Unit,
-    argument,
     callee_name,
     calls_in,
     dotted_name,
@@ -21,6 +21,7 @@ from tensorlint.analysis import (
     method_call,
     names_reaching,
     own_nodes,
+    retain_graph_flag,
     root_name,
     string_value,
     tensor_keyed,
@@ -435,9 +436,4 @@ def _message(root: str, loop: Loop, event: Accumulation | Store) -> str:
 
 def _retains_graph(loop: cst.CSTNode) -> bool:
     """Whether the loop's backward passes keep the graph's buffers (`retain_graph=True`)."""
-    for call in calls_in(loop):
-        if callee_name(call) in ("backward", "manual_backward"):
-            flag = argument(call, "retain_graph")
-            if isinstance(flag, cst.Name) and flag.value == "True":
-                return True
-    return False
+    return any(callee_name(c) in BACKWARD_CALLS and retain_graph_flag(c) for c in calls_in(loop))

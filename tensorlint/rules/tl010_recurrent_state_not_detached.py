@@ -11,10 +11,10 @@ from tensorlint.analysis import (
     Facts,
     Unit,
     all_params,
-    argument,
     callee_name,
     carried_states,
     own_nodes,
+    retain_graph_flag,
     target_names,
     with_first_statement,
 )
@@ -180,7 +180,7 @@ def _message(unit: Unit, state: CarriedState) -> str:
     else:
         per, plural = "step", "steps"
         where = f"`{unit.name}` runs once per batch"
-    if any(_retains(call) for call in state.backwards):
+    if any(retain_graph_flag(call) for call in state.backwards):
         effect = (
             f"with `retain_graph=True` every {per}'s graph and saved activations stay alive, so memory and "
             f"backward time grow with every {per}"
@@ -245,8 +245,3 @@ def _makes_tensor(facts: Facts, value: cst.BaseExpression) -> bool:
         return False
     qualified = facts.imports.qualify(value.func) or ""
     return qualified.startswith("torch.") or callee_name(value) in ("new_zeros", "new_ones", "new_empty", "new_full")
-
-
-def _retains(call: cst.Call) -> bool:
-    flag = argument(call, "retain_graph")
-    return isinstance(flag, cst.Name) and flag.value == "True"

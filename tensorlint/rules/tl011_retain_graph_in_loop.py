@@ -18,12 +18,14 @@ from tensorlint.analysis import (
     calls_in,
     carried_names,
     carried_states,
+    flowing_into,
     is_training_iteration,
     own_nodes,
     placed,
     receiver,
     references,
     resolve_callable,
+    retain_graph_flag,
     root_name,
     without_argument,
 )
@@ -151,7 +153,7 @@ class RetainGraphInLoop(Rule):
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
             calls = [(call, place) for call, place in placed(unit, cst.Call) if _backpropagates(facts, call)]
-            flagged = [(call, place) for call, place in calls if _retain_flag(call) is not None]
+            flagged = [(call, place) for call, place in calls if retain_graph_flag(call) is not None]
             if not flagged:
                 continue
             recurrent = {id(call) for state in carried_states(facts, unit) for call in state.backwards}
@@ -167,7 +169,7 @@ class RetainGraphInLoop(Rule):
                 loss = _loss_names(call)
                 if loop is not None and _reaches_earlier_graph(facts, unit, loop, loss):
                     continue  # every iteration backpropagates through a graph built before the loop
-                flag = _retain_flag(call)
+                flag = retain_graph_flag(call)
                 assert flag is not None
                 fix = NodeFix(
                     "Remove `retain_graph=True`", Applicability.UNSAFE, ((call, without_argument(call, flag)),)
@@ -194,15 +196,6 @@ def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While
         f"`{spelled}` keeps this {per}'s autograd graph and saved activations alive, "
         f"but nothing backpropagates through them again{effect}; drop `retain_graph=True`"
     )
-
-
-def _retain_flag(call: cst.Call) -> cst.Arg | None:
-    """The `retain_graph=True` argument, spelled as the literal."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "retain_graph":
-            value = arg.value
-            return arg if isinstance(value, cst.Name) and value.value == "True" else None
-    return None
 
 
 def _creates_graph(call: cst.Call) -> bool:
@@ -275,16 +268,7 @@ def _assigns(loop: cst.For | cst.While) -> list[tuple[set[str], set[str]]]:
 
 def _sources(loop: cst.For | cst.While, seeds: set[str]) -> set[str]:
     """`seeds` and every name whose value flows into them through the loop's assignments."""
-    reached = set(seeds)
-    flows = _assigns(loop)
-    changed = True
-    while changed:
-        changed = False
-        for written, read in flows:
-            if written & reached and not read <= reached:
-                reached |= read
-                changed = True
-    return reached
+    return flowing_into(_assigns(loop), seeds)
 
 
 def _reaches_earlier_graph(facts: Facts, unit: Unit, loop: cst.For | cst.While, loss: set[str]) -> bool:
