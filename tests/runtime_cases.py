@@ -59,7 +59,7 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("tl015_shape_key_fixed.py", {"kind": "module", "name": "NormTracker"}, "not reproduced", 0, ""),
     ("tl003_collate_cuda.py", {"kind": "loader", "name": "load_batches"}, "confirmed", None, ""),
     ("tl003_collate_fixed.py", {"kind": "loader", "name": "load_batches"}, "not reproduced", None, ""),
-    ("tl016_probe_handles.py", {"kind": "module", "name": "ActivationProbe"}, "confirmed", 16 * KIB, "partial"),
+    ("tl016_probe_handles.py", {"kind": "module", "name": "ActivationProbe"}, "confirmed", 16 * KIB, "Linear._forward_hooks"),
     ("tl016_probe_handles_fixed.py", {"kind": "module", "name": "ActivationProbe"}, "not reproduced", 0, ""),
 ]  # fmt: skip
 

@@ -257,7 +257,8 @@ def _is_place(obj: object) -> bool:
     module = type(obj).__module__ or ""
     if isinstance(obj, torch.nn.Module):
         return True
-    return hasattr(obj, "__dict__") and module not in ("builtins",) and not module.startswith("torch")
+    # `functools.partial` wraps what it holds (a hook's arguments): the place is what holds the partial.
+    return hasattr(obj, "__dict__") and module not in ("builtins", "functools") and not module.startswith("torch")
 
 
 def _render(chain: list[Any], local: str | None, module_dicts: dict[int, Any]) -> tuple[str, str]:
