@@ -714,12 +714,15 @@ class _Walker:
 
     def _key(self, key: cst.BaseExpression) -> Value:
         """The value a container entry is looked up by. Nothing known for the object's own state
-        (`self._tensor`, or a name bound only to it), which lives as long as the object, and for
-        keys built from fields or as tuples (`r.id`, `(names, layout)`): evidence of a tensor
-        there is only that they were read off one."""
+        (`self._tensor`, or a name bound only to it), which lives as long as the object, for a
+        parameter named as a label (`device`, `training`), and for keys built from fields or as
+        tuples (`r.id`, `(names, layout)`): evidence of a tensor there is only that they were read off one."""
         bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
         if bound and all(self_attribute(self.unit, value) is not None for value in bound):
             return UNKNOWN
+        labels = {p.name.value for p in unit_params(self.unit) if not _key_space_grows(p)}
+        if isinstance(key, cst.Name) and key.value in labels:
+            return UNKNOWN  # `cache[device] = t`, `coordinators[training] = c`: a label, not a tensor made per call
         if any(_field_or_tuple(value) for value in bound):
             return UNKNOWN
         return evaluate(key, self)
@@ -1181,7 +1184,9 @@ _COUNTER_WORDS = frozenset(["id", "uid", "step", "iter", "batch", "epoch", "coun
 
 _LABEL_WORDS = frozenset(
     ["name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type", "layer", "level",
-     "stage", "block", "head", "scale", "module", "split", "phase", "prefix"]
+     "stage", "block", "head", "scale", "module", "split", "phase", "prefix",
+     # a few values per process: devices, dtypes, ranks, the train/eval flag
+     "device", "dev", "dtype", "rank", "training"]
 )  # fmt: skip
 
 
