@@ -19,6 +19,7 @@ from tensorlint.analysis import (
     carried_names,
     carried_states,
     flowing_into,
+    is_loss_name,
     is_training_iteration,
     own_nodes,
     placed,
@@ -69,7 +70,8 @@ class RetainGraphInLoop(Rule):
     graph (`d_loss.backward(retain_graph=True)` then `g_loss.backward()`, two optimizers in one
     `training_step`, `torch.autograd.grad(...)` then `loss.backward()`, the generator's backward
     after the critic's inner loop; also through a helper of the same file or one named for it,
-    `self.backward_G()`), `create_graph=True` (higher-order gradients, gradient penalties),
+    `self.backward_G()`, or a loss object defined elsewhere whose result the loop does not
+    backpropagate, `loss_compute(output, y)`, which may call `backward()` itself), `create_graph=True` (higher-order gradients, gradient penalties),
     `retain_graph` given as anything but `True`, calls outside a loop over batches or inside an
     inner loop over heads or losses of one batch, and losses computed from a graph built before
     the loop (which every iteration backpropagates through again). A loop that feeds recurrent
@@ -225,14 +227,32 @@ def _iteration(facts: Facts, unit: Unit, loops: tuple[cst.For | cst.While, ...])
 def _backpropagates_again(facts: Facts, unit: Unit, scope: cst.CSTNode, call: cst.Call) -> bool:
     """Another backward pass in the iteration: in its own code, in a helper of the file it calls, or
     in a helper named for one (`self.backward_G()`, `model.run_backward(fake)`) defined elsewhere."""
-    for other in calls_in(scope):
+    calls = calls_in(scope)
+    backward_calls = [other for other in calls if _backpropagates(facts, other)]
+    backpropagated = {name for other in backward_calls for name in _loss_names(other)}
+    inside_backward = {id(node) for other in backward_calls for node in own_nodes(other)}
+    for other in calls:
         if other is call:
             continue
         if _backpropagates(facts, other) or "backward" in (callee_name(other) or "").lower():
             return True
         if _helper_backpropagates(facts, unit, other, 0):
             return True
+        if id(other) not in inside_backward and _loss_object_call(facts, unit, other, backpropagated):
+            return True
     return False
+
+
+def _loss_object_call(facts: Facts, unit: Unit, call: cst.Call, backpropagated: set[str]) -> bool:
+    """`loss = loss_compute(output, y)`: a loss object defined elsewhere whose result the iteration
+    never backpropagates. Such objects (a "loss compute" that also steps) often call `backward()`
+    themselves, through the graph the retained one shares."""
+    if not is_loss_name(callee_name(call) or "") or not call.args or resolve_callable(facts.index, call.func, unit):
+        return False
+    for node in own_nodes(unit.node):
+        if isinstance(node, cst.Assign) and node.value is call:
+            return not {n for target in node.targets for n in references(target.target)} & backpropagated
+    return True  # a bare call, or its result used in place: nothing here backpropagates it
 
 
 def _helper_backpropagates(facts: Facts, unit: Unit, call: cst.Call, depth: int) -> bool:
