@@ -22,7 +22,8 @@ from tensorlint.analysis import (
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
-_LIBRARIES = ("torchmetrics.", "torcheval.metrics.", "pytorch_lightning.metrics.")  # the last: before torchmetrics
+_OLD_LIGHTNING = "pytorch_lightning.metrics."  # before torchmetrics
+_LIBRARIES = ("torchmetrics.", "torcheval.metrics.", _OLD_LIGHTNING)
 # Metrics whose state is a list that every update extends with the batch's tensors (`cat` states),
 # by class name without the `Binary`/`Multiclass`/`Multilabel` task prefix.
 _LIST_STATES = frozenset(
@@ -44,6 +45,8 @@ class _Metric:
 
     name: str  # the class, as written: `BinaryAUROC`, `MetricCollection`
     keeps_lists: bool
+    # `pytorch_lightning.metrics` (Lightning 1.0-1.2) reset the state inside `compute()`.
+    resets_on_compute: bool = False
 
 
 class MetricNeverReset(Rule):
@@ -79,7 +82,8 @@ class MetricNeverReset(Rule):
     (who resets them is not visible); windowed `Running*` wrappers; functional metrics
     (`torchmetrics.functional.*`); and metrics with sum states whose `compute()` is never called
     (only the batch values of `metric(...)` are used: nothing grows and nothing reads the stale
-    total). A Lightning `test_step` is reported like the other steps: Lightning does not reset a
+    total); `pytorch_lightning.metrics` metrics whose `compute()` is called (Lightning 1.0-1.2 reset
+    the state inside `compute()`). A Lightning `test_step` is reported like the other steps: Lightning does not reset a
     metric logged by value, so a second `trainer.test()` mixes both runs.
 
     ## Example
@@ -298,10 +302,13 @@ def _built_metric(facts: Facts, value: cst.BaseExpression, unit: Unit, depth: in
     if qualified.startswith(_LIBRARIES) and ".functional" not in qualified and name[:1].isupper():
         inner = [_built_metric(facts, arg, unit, depth + 1) for arg in _arguments(value)]
         keeps = _keeps_lists(name) or any(m is not None and m.keeps_lists for m in inner)
-        return _Metric(name, keeps)
+        return _Metric(name, keeps, qualified.startswith(_OLD_LIGHTNING))
     local = facts.index.classes.get(name)
     if local is not None and _is_metric_class(facts, local):
-        return _Metric(name, _adds_list_state(facts, local))
+        old = any(
+            (b or "").startswith(_OLD_LIGHTNING) for c in lineage(facts.index.classes, local) for b in c.base_names
+        )
+        return _Metric(name, _adds_list_state(facts, local), old)
     return None
 
 
@@ -370,6 +377,8 @@ def _never_reset(
         if where is None:
             return None
     if any(_resets(facts, u, updated) for u in driver):
+        return None
+    if metric.resets_on_compute and any(_computes(u, updated) for u in driver):
         return None
     # A sum state is harmless unless an epoch's value is read: at an epoch's end, or after the
     # loop over batches that updates it.
