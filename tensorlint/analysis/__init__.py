@@ -58,7 +58,13 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
-from tensorlint.analysis.recurrent import BACKWARD_CALLS, CarriedState, carried_states, retain_graph_flag
+from tensorlint.analysis.recurrent import (
+    BACKWARD_CALLS,
+    TRAINING_STEPS,
+    CarriedState,
+    carried_states,
+    retain_graph_flag,
+)
 from tensorlint.analysis.syntax import (
     Place,
     calls_in,
@@ -78,6 +84,7 @@ __all__ = [
     "BACKWARD_CALLS",
     "MODULE_HOOK_REGISTRATIONS",
     "STORE_METHODS",
+    "TRAINING_STEPS",
     "Accumulation",
     "AttributeWrite",
     "CarriedState",

@@ -28,7 +28,7 @@ _CUT_WORDS = ("detach", "repackage")
 # Names of recurrent networks and their cells: `self.lstm`, `encoder_rnn`, `gru_cell`.
 _RECURRENT_WORDS = ("rnn", "lstm", "gru", "cell")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
 # Steps that train: a per-step method's state leaks only if the step builds a graph from it.
-_TRAINING_STEPS = frozenset(["training_step", "train_step"])
+TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
 
 def retain_graph_flag(call: cst.Call) -> cst.Arg | None:
@@ -212,7 +212,7 @@ def _step_states(facts: Facts, unit: Unit, no_grad: set[int]) -> list[CarriedSta
         return []
     backwards = tuple(call for call in calls_in(unit.node) if _is_backward(call) and id(call) not in no_grad)
     returned: list[cst.BaseExpression] = []
-    if unit.name in _TRAINING_STEPS:
+    if unit.name in TRAINING_STEPS:
         returned = [n.value for n in own_nodes(unit.node) if isinstance(n, cst.Return) and n.value is not None]
     if not backwards and not returned:
         return []

@@ -8,6 +8,7 @@ import libcst as cst
 
 from tensorlint.analysis import (
     BACKWARD_CALLS,
+    TRAINING_STEPS,
     Accumulation,
     Facts,
     Role,
@@ -34,7 +35,6 @@ from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 _GRAD = frozenset(["torch.autograd.grad", "torch.autograd.backward"])
 # Per-step methods that a training framework calls once per batch and that may backpropagate.
-_TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
 
 class RetainGraphInLoop(Rule):
@@ -219,7 +219,7 @@ def _iteration(facts: Facts, unit: Unit, loops: tuple[cst.For | cst.While, ...])
         innermost = loops[-1]
         return innermost if is_training_iteration(innermost, unit, facts.imports) else None
     method = unit.method_unit()
-    if method is unit and Role.STEP in unit.roles and unit.name in _TRAINING_STEPS:
+    if method is unit and Role.STEP in unit.roles and unit.name in TRAINING_STEPS:
         return unit.node
     return None
 
@@ -231,10 +231,11 @@ def _backpropagates_again(facts: Facts, unit: Unit, scope: cst.CSTNode, call: cs
     backward_calls = [other for other in calls if _backpropagates(facts, other)]
     backpropagated = {name for other in backward_calls for name in _loss_names(other)}
     inside_backward = {id(node) for other in backward_calls for node in own_nodes(other)}
+    backward_ids = {id(other) for other in backward_calls}
     for other in calls:
         if other is call:
             continue
-        if _backpropagates(facts, other) or "backward" in (callee_name(other) or "").lower():
+        if id(other) in backward_ids or "backward" in (callee_name(other) or "").lower():
             return True
         if _helper_backpropagates(facts, unit, other, 0):
             return True
