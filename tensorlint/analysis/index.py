@@ -14,7 +14,16 @@ from typing import Any
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, is_literal, receiver, references
+from tensorlint.analysis.names import (
+    Imports,
+    argument,
+    callee_name,
+    dotted_name,
+    is_literal,
+    receiver,
+    references,
+    string_value,
+)
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
 from tensorlint.analysis.walk import children, walk
 
@@ -119,6 +128,9 @@ class Unit:
     roles: dict[Role, str] = field(default_factory=dict)  # role -> why, in words
     skip_params: int = 0  # leading hook parameters bound by functools.partial
     skip_keywords: frozenset[str] = frozenset()
+    # Registered only as a backward or tensor hook: it is given gradients, which autograd computes
+    # without a graph (unless `create_graph=True`).
+    given_gradients: bool = False
     defs: dict[str, Unit] = field(default_factory=dict)  # nested functions by name
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     augmented: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `x += value`
@@ -428,6 +440,8 @@ class _Indexer:
             first = node.args[0].value if node.args else None
             if name == "requires_grad_" and isinstance(first, cst.Name) and first.value == "False":
                 self._frozen(recv)
+            if name == "register_buffer" and len(node.args) > 1:
+                self._register_buffer(recv, node.args[0].value, node.args[1].value)
             if name in TENSOR_HOOK_REGISTRATIONS or name in MODULE_HOOK_REGISTRATIONS:
                 role = Role.TENSOR_HOOK if name in TENSOR_HOOK_REGISTRATIONS else Role.MODULE_HOOK
                 self.hook_calls.append((node, self.unit, role))
@@ -446,6 +460,13 @@ class _Indexer:
         if name == "DataLoader" or qualified.endswith(".DataLoader"):
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)
+
+    def _register_buffer(self, recv: cst.BaseExpression, name: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.register_buffer("running_mean", torch.zeros(n))`: an assignment to `self.running_mean`."""
+        attribute = string_value(name)
+        cls = self.unit.cls
+        if attribute and cls is not None and isinstance(recv, cst.Name) and recv.value == self.unit.self_name:
+            cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
 
     def _frozen(self, recv: cst.BaseExpression) -> None:
         """`sampler.eval().requires_grad_(False)`: the module at the root of the chain is frozen."""
@@ -735,8 +756,11 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
     for call, unit, role in index.hook_calls:
         if not call.args:
             continue
+        registration = callee_name(call) or ""
+        gradients = role is Role.TENSOR_HOOK or "backward" in registration
         for target, skip, skip_keywords in resolve_callable(index, call.args[0].value, unit):
-            target.roles[role] = f"registered with `{callee_name(call)}`"
+            target.given_gradients = gradients and (target.given_gradients or not target.roles)
+            target.roles[role] = f"registered with `{registration}`"
             target.skip_params, target.skip_keywords = skip, skip_keywords
 
 
