@@ -1116,9 +1116,7 @@ _IN_PLACE_UPDATES = frozenset(
      "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "masked_fill_"]
 )  # fmt: skip
 # Those that overwrite the receiver's values instead of folding into them.
-_OVERWRITES = frozenset(
-    ["copy_", "fill_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "masked_fill_"]
-)
+_OVERWRITES = frozenset(["copy_", "fill_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "masked_fill_"])
 # Those whose leading arguments say where to write (a dimension, an index, a mask), not what.
 _INDEXED_WRITES = frozenset(
     ["index_copy_", "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "masked_fill_"]
