@@ -1,6 +1,7 @@
 """Time tensorlint against ruff, flake8 and TorchFix on the real-world corpus, in one run.
 
     python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--dest DIR]
+    python bench/speed.py --precommit [--runs 5] [--dest DIR]
 
 Every tool checks the same files with its default rules and its default parallelism (all
 cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` every K-th
@@ -12,11 +13,18 @@ Each timing is the median of several runs of the whole command, wall clock and C
 system, workers included: steadier than wall time on a shared machine); peak memory is the
 largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
 Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
+
+`--precommit` times the pre-commit shape instead: few files, many runs, where start-up decides
+the wait. Each tool runs as its hook does (`--force-exclude` for tensorlint and ruff) on fixed
+files of the corpus (one large, one small, one the screen rules out, five of one package), more
+runs each; memory is not sampled there (the 20 ms sampling would round every time up). The
+result is a Markdown table and `DIR/speed-precommit.json`.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -88,28 +96,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float]:
-    """Wall-clock seconds, peak MiB and CPU seconds of one run; the tool's output is discarded."""
+def measure(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, *, memory: bool = True
+) -> tuple[float, float, float]:
+    """Wall-clock seconds, peak MiB (0 when `memory` is off) and CPU seconds of one run; the
+    tool's output is discarded. Sampling memory rounds the wall time up to its 20 ms period."""
     cpu_before = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
-    while process.poll() is None:
+    while memory and process.poll() is None:
         peak = max(peak, _tree_rss_kib(process.pid))
         time.sleep(0.02)
-    elapsed = time.perf_counter() - start
     stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    process.wait()
+    elapsed = time.perf_counter() - start
     if process.returncode not in (0, 1):
         raise RuntimeError(f"{command[:3]} exited {process.returncode}: {stderr[-2000:]}")
     return elapsed, peak / 1024, _children_cpu() - cpu_before
 
 
-def timed(name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None) -> Timing:
+def timed(
+    name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None, memory: bool = True
+) -> Timing:
     samples = []
     for _ in range(runs):
         if callable(before):
             before()
-        samples.append(measure(command, cwd))
+        samples.append(measure(command, cwd, memory=memory))
         wall, peak, cpu = samples[-1]
         print(f"  {name}: {wall:.2f} s, {cpu:.2f} s CPU, {peak:.0f} MiB", file=sys.stderr)
     seconds = [wall for wall, _, _ in samples]
@@ -179,6 +193,74 @@ def run_all(corpus: Path, targets: list[str], dest: Path, runs: int, torchfix_ru
     return results
 
 
+# The pre-commit shape: a commit names a few files, and the hook runs at every commit. Fixed files
+# of the corpus (paths relative to it), so that rounds compare.
+_CONNECTORS = "lightning-2.6.6/lightning/pytorch/trainer/connectors"
+PRECOMMIT_CASES = {
+    "1 large file": ["lightning-2.6.6/lightning/pytorch/trainer/trainer.py"],  # 1786 lines
+    "1 small file": ["timm-1.0.31/timm/optim/adafactor_bv.py"],  # 315 lines
+    # 71 lines that name nothing the screen looks for: never parsed
+    "1 file screened out": ["lightning-2.6.6/lightning/fabric/plugins/environments/cluster_environment.py"],
+    "5 files of one package": [
+        f"{_CONNECTORS}/{name}_connector.py" for name in ("accelerator", "callback", "checkpoint", "data", "signal")
+    ],
+}
+
+
+def run_precommit(corpus: Path, dest: Path, runs: int) -> dict[str, list[Timing]]:
+    """Each case of PRECOMMIT_CASES, each tool as its pre-commit hook runs it; warm runs after a filling run."""
+    peers = ensure_venv(dest / "venvs" / "peers", ["-c", str(ROOT / "constraints.txt"), "ruff", "flake8"])
+    work = Path(tempfile.mkdtemp(prefix="tensorlint-precommit-"))
+    results: dict[str, list[Timing]] = {}
+    for case, targets in PRECOMMIT_CASES.items():
+        print(f"{case}:", file=sys.stderr)
+        tl_cache, ruff_cache = work / case / "tensorlint-cache", work / case / "ruff-cache"
+        clear_tensorlint_cache = functools.partial(shutil.rmtree, tl_cache, ignore_errors=True)
+        tensorlint = [*TENSORLINT, "--force-exclude", "--cache-dir", str(tl_cache), *targets]
+        ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet", "--force-exclude"]
+        ruff_cached = [*ruff, "--cache-dir", str(ruff_cache), *targets]
+        flake8 = [str(peers / "flake8"), "--isolated", "--exit-zero", *targets]
+        files = len(targets)
+        cold = timed("tensorlint cold", tensorlint, corpus, files, runs, before=clear_tensorlint_cache, memory=False)
+        results[case] = [
+            cold,  # the last cold run filled the cache that the warm runs read
+            timed("tensorlint warm", tensorlint, corpus, files, runs, memory=False),
+            timed("ruff", [*ruff, "--no-cache", *targets], corpus, files, runs, memory=False),
+            timed("ruff cached", ruff_cached, corpus, files, runs, before=_once(ruff_cached, corpus), memory=False),
+            timed("flake8", flake8, corpus, files, runs, memory=False),
+        ]
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def _once(command: list[str], cwd: Path) -> object:
+    """A `before` that runs `command` the first time only: it fills a cache that the timed runs read."""
+    done: list[bool] = []
+
+    def run() -> None:
+        if not done:
+            measure(command, cwd, memory=False)
+            done.append(True)
+
+    return run
+
+
+def precommit_markdown(results: dict[str, list[Timing]]) -> str:
+    lines = [
+        "| files | tool | median wall s | runs (s) | median CPU s | cold / tool (wall) | warm / tool (wall) |",
+        "|---|---|---:|---|---:|---:|---:|",
+    ]
+    for case, timings in results.items():
+        cold, warm = timings[0], timings[1]
+        for t in timings:
+            runs = ", ".join(f"{s:.3f}" for s in t.runs)
+            lines.append(
+                f"| {case} | {t.name} | {t.seconds:.3f} | {runs} | {t.cpu_seconds:.3f} "
+                f"| {cold.seconds / t.seconds:.2f} | {warm.seconds / t.seconds:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: list[Timing]) -> str:
     by_name = {t.name: t for t in results}
     cold, warm = by_name["tensorlint cold"], by_name["tensorlint warm"]
@@ -211,12 +293,20 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
-    parser.add_argument("--runs", type=int, default=3, help="runs per tool (median reported)")
+    parser.add_argument("--runs", type=int, help="runs per tool, median reported (default 3; 5 with --precommit)")
     parser.add_argument("--torchfix-runs", type=int, default=1, help="TorchFix is slow: runs for it alone")
     parser.add_argument("--sample", type=int, default=1, metavar="K", help="time every K-th file only")
     parser.add_argument("--copy", action="store_true", help="check a copy of the sample: no imports resolve")
+    parser.add_argument("--precommit", action="store_true", help="the pre-commit shape: few files, many runs")
     options = parser.parse_args()
     corpus = fetch(options.dest)
+    # An installed tensorlint has its bytecode; a checkout has it only where Python could write it
+    # (not under PYTHONDONTWRITEBYTECODE), and compiling its modules costs each run about 0.1 s.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tensorlint")], check=True)
+    if options.precommit:
+        precommit(corpus, options.dest, options.runs or 5)
+        return
+    options.runs = options.runs or 3
     every = max(options.sample, 1)
     if options.copy:
         corpus, every = copied_sample(corpus, every), 1
@@ -239,6 +329,23 @@ def main() -> None:
     print(markdown(results))
     print("| files | peak MiB (tensorlint cold) |\n|---:|---:|")
     print("\n".join(f"| {files} | {peak:.0f} |" for files, peak in scaling))
+
+
+def precommit(corpus: Path, dest: Path, runs: int) -> None:
+    load_before = os.getloadavg()
+    results = run_precommit(corpus, dest, runs)
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "load average before, after": [load_before, os.getloadavg()],
+        "corpus": str(corpus),
+        "cases": PRECOMMIT_CASES,
+        "results": {case: [asdict(t) for t in timings] for case, timings in results.items()},
+    }
+    (dest / "speed-precommit.json").write_text(json.dumps(report, indent=2))
+    print(f"{report['date']}, {report['machine']}, the pre-commit shape, {runs} runs each, files of {corpus}")
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}\n")
+    print(precommit_markdown(results))
 
 
 if __name__ == "__main__":

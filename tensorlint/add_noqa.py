@@ -18,8 +18,8 @@ from pathlib import Path
 from tensorlint.files import write_atomically
 from tensorlint.findings import Edit, Finding, Location
 from tensorlint.noqa import NOQA_INLINE, parse_suppressions, statement_ranges
-from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError
-from tensorlint.source import read_source_and_encoding
+from tensorlint.notebook import NotebookError
+from tensorlint.source import NOTEBOOK_SUFFIX, read_source_and_encoding
 from tensorlint.text import split_lines
 
 

@@ -9,23 +9,25 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tensorlint import __version__
-from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file
 from tensorlint.arguments import COMMANDS, Parser, overview
 from tensorlint.cache import ResultCache, default_cache_dir
 from tensorlint.config import Config, ConfigError, ConfigFinder, expand, validate_selectors
-from tensorlint.docs import render_table, rule_record
 from tensorlint.files import Missing, Skipped, discover
 from tensorlint.findings import Finding
-from tensorlint.fixing import FixOptions, fix_files, fix_stdin
-from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError, NotPythonNotebook, read_notebook
 from tensorlint.output import FORMATS, escape, use_colour
 from tensorlint.report import ReportOptions, Run, write_report
 from tensorlint.rules import all_rules, rule_by_code
 from tensorlint.runner import Task, check_files, default_jobs
-from tensorlint.source import UNUSED_NOQA_CODE
+from tensorlint.source import NOTEBOOK_SUFFIX, UNUSED_NOQA_CODE
 from tensorlint.time_limit import DEFAULT_SECONDS
+
+# What only some commands and options use is imported where it is used: start-up is most of the
+# time of a pre-commit run, which checks a few files.
+if TYPE_CHECKING:
+    from tensorlint.fixing import FixOptions
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -190,7 +192,11 @@ def _check(args: argparse.Namespace) -> int:
     files = _Files(
         args.stdin_filename, args.force_exclude, args.timeout or None, args.jobs, args.cache_dir, args.no_cache
     )
-    fixing = FixOptions(diff=args.diff, unsafe=args.unsafe_fixes) if args.fix or args.diff else None
+    fixing = None
+    if args.fix or args.diff:
+        from tensorlint.fixing import FixOptions  # here: only --fix and --diff need it
+
+        fixing = FixOptions(diff=args.diff, unsafe=args.unsafe_fixes)
     report = ReportOptions(
         output_format=args.output_format,
         statistics=args.statistics,
@@ -241,6 +247,8 @@ def _lint(
         config = configs(stdin_path) if stdin_path else configs.fallback
         codes = selection.codes(config, stdin_path)
         if fixing is not None:
+            from tensorlint.fixing import fix_stdin  # here: see _check
+
             fix_stdin(run, source, name, codes, fixing)
         elif name.endswith(NOTEBOOK_SUFFIX):
             _lint_stdin_notebook(run, source, name, codes)
@@ -259,6 +267,8 @@ def _lint(
         else:
             tasks.append(Task(item, selection.codes(configs(item), item), files.timeout))
     if fixing is not None:
+        from tensorlint.fixing import fix_files  # here: see _check
+
         fix_files(run, tasks, fixing)
     else:
         cache = None if files.no_cache else ResultCache(files.cache_dir or default_cache_dir(configs.fallback.root))
@@ -274,6 +284,7 @@ def _lint(
 
 def _lint_stdin_notebook(run: Run, text: str, name: str, codes: frozenset[str]) -> None:
     from tensorlint.engine import lint_notebook  # here: a cached run of files never imports LibCST
+    from tensorlint.notebook import NotebookError, NotPythonNotebook, read_notebook  # and only notebooks need this
 
     try:
         notebook = read_notebook(text)
@@ -289,6 +300,8 @@ def _lint_stdin_notebook(run: Run, text: str, name: str, codes: frozenset[str]) 
 
 def _add_noqa(run: Run) -> int:
     """As ruff: edit the files, say how many comments were added, exit 0 unless something failed."""
+    from tensorlint.add_noqa import AddNoqaError, add_noqa_to_file  # here: only --add-noqa needs it
+
     by_file: dict[str, list[Finding]] = {}
     for finding in run.findings:
         if (
@@ -340,6 +353,8 @@ def _rule(args: list[str]) -> int:
     parser.add_argument("--all", action="store_true", help="every rule")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     options = parser.parse_args(args)
+    from tensorlint.docs import rule_record  # here: only the rule commands need it
+
     if options.all == (options.code is not None):
         parser.error("give one rule code, or --all")
     if options.all:
@@ -361,6 +376,8 @@ def _rule(args: list[str]) -> int:
 def _rules(args: list[str]) -> int:
     parser = Parser(prog="tensorlint rules", description=COMMANDS["rules"] + ".")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    from tensorlint.docs import render_table, rule_record  # here: see _rule
+
     if parser.parse_args(args).output_format == "json":
         print(json.dumps([rule_record(rule) for rule in all_rules()], indent=2))
     else:

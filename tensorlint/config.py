@@ -7,7 +7,6 @@ search with one configuration for every file.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
@@ -16,11 +15,6 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 from tensorlint.rules import all_codes, default_codes
 
@@ -152,6 +146,8 @@ def matches(relative: PurePosixPath, pattern: str) -> bool:
 
 
 def _suggestion(word: str, known: Iterable[str]) -> str:
+    import difflib  # here: only a mistake needs it
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -167,6 +163,12 @@ def find_pyproject(start: Path) -> Path | None:
 
 def tool_tables(path: Path) -> dict[str, object]:
     """A TOML file's `[tool]` tables (`tensorlint` among them), by name."""
+    # Imported here: a run without a pyproject.toml (or with --isolated) never reads TOML.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

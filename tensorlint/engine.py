@@ -15,11 +15,18 @@ from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
 from tensorlint.noqa import parse_suppressions
-from tensorlint.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError, NotPythonNotebook, read_notebook_file
+from tensorlint.notebook import Notebook, NotebookError, NotPythonNotebook, read_notebook_file
 from tensorlint.rule import NodeFix, Report
 from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
-from tensorlint.source import might_matter, needs_engine, nesting_problem, read_source, read_source_and_encoding
+from tensorlint.source import (
+    NOTEBOOK_SUFFIX,
+    might_matter,
+    needs_engine,
+    nesting_problem,
+    read_source,
+    read_source_and_encoding,
+)
 from tensorlint.text import split_lines
 
 _PROJECT = Project()  # the modules that imports resolve to, analysed once per process

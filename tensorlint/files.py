@@ -7,16 +7,16 @@ import functools
 import glob
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from tensorlint.config import Config
-from tensorlint.notebook import NOTEBOOK_SUFFIX  # linted too, unless the configuration says `notebooks = false`
-from tensorlint.source import file_kind
+from tensorlint.source import NOTEBOOK_SUFFIX, file_kind  # notebooks: linted too, unless `notebooks = false`
+
+if TYPE_CHECKING:
+    import pathspec
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -62,6 +62,8 @@ class _GitIgnores:
             ignore = folder / ".gitignore"
             spec = None
             if ignore.is_file():
+                import pathspec  # here: a tree without a .gitignore never needs it
+
                 try:
                     lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
                     spec = pathspec.GitIgnoreSpec.from_lines(lines)
@@ -157,6 +159,8 @@ def write_atomically(path: Path, text: str, encoding: str) -> None:
     A symbolic link stays a link: the file it points to is replaced. A temporary file that a
     killed run left beside this one is removed first.
     """
+    import tempfile  # here: only --fix and --add-noqa write files (tempfile imports shutil, random, ...)
+
     path = path.resolve()
     mode = path.stat().st_mode
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*{TEMPORARY_SUFFIX}"):

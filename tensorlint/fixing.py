@@ -1,8 +1,8 @@
 """`check --fix` and `check --diff`: fix files, notebooks and stdin with fixes.py, then write the
 fixed text back (atomically) or print a unified diff and write nothing.
 
-LibCST is imported only when there is something to fix, so the command line imports this module
-at start-up for free.
+LibCST is imported only when there is something to fix; the command line imports this module only
+for --fix and --diff.
 """
 
 from __future__ import annotations
@@ -16,18 +16,11 @@ from typing import TYPE_CHECKING
 
 from tensorlint.files import write_atomically
 from tensorlint.findings import Finding, Location
-from tensorlint.notebook import (
-    NOTEBOOK_SUFFIX,
-    Notebook,
-    NotebookError,
-    NotPythonNotebook,
-    read_notebook,
-    read_notebook_file,
-)
+from tensorlint.notebook import Notebook, NotebookError, NotPythonNotebook, read_notebook, read_notebook_file
 from tensorlint.output import escape
 from tensorlint.report import Run
 from tensorlint.runner import Task
-from tensorlint.source import read_source_and_encoding
+from tensorlint.source import NOTEBOOK_SUFFIX, read_source_and_encoding
 from tensorlint.time_limit import TimeLimitExceeded, time_limit
 
 if TYPE_CHECKING:

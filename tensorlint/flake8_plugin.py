@@ -16,8 +16,8 @@ from typing import Any
 
 from tensorlint import __version__
 from tensorlint.engine import lint_source
-from tensorlint.notebook import NOTEBOOK_SUFFIX
 from tensorlint.rules import OPT_IN_CODES
+from tensorlint.source import NOTEBOOK_SUFFIX
 
 
 class Flake8Checker:

@@ -23,8 +23,6 @@ from tensorlint.findings import CellLocation, Edit, Finding, Location
 from tensorlint.source import read_regular_file
 from tensorlint.text import apply_edits, split_lines
 
-NOTEBOOK_SUFFIX = ".ipynb"
-
 # Cell magics whose body is Python run in the kernel's namespace; any other `%%` cell is not Python.
 PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "time", "timeit"})
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tensorlint.findings import Finding, Location
-from tensorlint.notebook import NOTEBOOK_SUFFIX, NotebookError, read_notebook_file
 from tensorlint.output import HUMAN_FORMATS, WRITERS, FixAdvice, OutputContext, escape, fix_listing, statistics, summary
-from tensorlint.source import read_source
+from tensorlint.source import NOTEBOOK_SUFFIX, read_source
+
+if TYPE_CHECKING:
+    from tensorlint.notebook import NotebookError
 
 
 @dataclass
@@ -58,12 +60,11 @@ def write_report(run: Run, options: ReportOptions, stream: TextIO, *, colour: bo
     def source_of(filename: str) -> str | None:
         if filename not in run.sources:
             path = Path(filename)
+            if path.suffix == NOTEBOOK_SUFFIX:
+                return _notebook_source(run, filename)
             try:
-                if path.suffix == NOTEBOOK_SUFFIX:  # the cells, row for row as findings count them
-                    run.sources[filename] = read_notebook_file(path)[0].display_source
-                else:
-                    run.sources[filename] = read_source(path)
-            except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+                run.sources[filename] = read_source(path)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
                 return None
         return run.sources[filename]
 
@@ -77,6 +78,17 @@ def write_report(run: Run, options: ReportOptions, stream: TextIO, *, colour: bo
     closing = _closing_lines(run, options) if human and not options.quiet else ""
     if closing:
         stream.write(closing + "\n")
+
+
+def _notebook_source(run: Run, filename: str) -> str | None:
+    """A notebook's cells, row for row as findings count them."""
+    from tensorlint.notebook import NotebookError, read_notebook_file  # here: only a notebook's report reads one
+
+    try:
+        run.sources[filename] = read_notebook_file(Path(filename))[0].display_source
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError, NotebookError):
+        return None
+    return run.sources[filename]
 
 
 def _closing_lines(run: Run, options: ReportOptions) -> str:

@@ -16,15 +16,17 @@ import os
 import signal
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tensorlint.cache import ResultCache, content_key
 from tensorlint.findings import Finding, Location
 from tensorlint.source import decode_source, needs_engine, read_regular_file
 from tensorlint.time_limit import DEFAULT_SECONDS, TimeLimitExceeded, start_watchdog, time_limit
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _FILES_PER_TASK = 8  # files sent to a worker at once: fewer round trips, still balanced
 _BYTES_PER_TASK = 64 * 1024  # ... unless they are large: a large file goes alone
@@ -107,6 +109,10 @@ def _screened_out(data: bytes, codes: frozenset[str]) -> bool:
 def _check_all(tasks: list[Task], jobs: int) -> list[Checked]:
     if jobs <= 1 or len(tasks) < _MIN_FILES_FOR_POOL:
         return [_check_isolated(task) if _large(task) else check_one(task) for task in tasks]
+    # Here, not at the top: a run with nothing to share among workers never imports them.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     import tensorlint.engine  # noqa: F401  # imported once here, so that forked workers start with it
 
     chunks = _chunks(tasks)
@@ -204,6 +210,9 @@ def check_one(task: Task) -> Checked:
 
 def _check_isolated(task: Task) -> Checked:
     """After a worker died: each file of its chunk alone in a fresh worker, to find the one that kills it."""
+    from concurrent.futures import ProcessPoolExecutor  # here: see _check_all
+    from concurrent.futures.process import BrokenProcessPool
+
     started = time.monotonic()
     with ProcessPoolExecutor(max_workers=1, initializer=_worker_started) as pool:
         try:

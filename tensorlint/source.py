@@ -23,6 +23,7 @@ _SCREEN = re.compile(
     r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss|Tensor|Module|Dataset|DataLoader|collate|worker_init"
     r"|\.eval\(|\.parameters\(|model|net\b"
 )
+NOTEBOOK_SUFFIX = ".ipynb"  # here, not in tensorlint.notebook: finding files must not import that
 UNUSED_NOQA_CODE = "TL900"  # the one rule that reads comments, not code: it runs on screened-out files too
 
 

@@ -14,8 +14,8 @@ import tensorlint
 import tensorlint.engine
 from helpers import FIXTURES, ROOT, forked_workers, run_tensorlint
 from samples import LEAKY, write_leaky_files
-from tensorlint import runner
-from tensorlint.cache import ResultCache
+from tensorlint import cache, runner
+from tensorlint.cache import ResultCache, build_fingerprint
 from tensorlint.engine import lint_file
 from tensorlint.findings import Finding
 from tensorlint.rules import default_codes
@@ -96,6 +96,15 @@ def test_files_the_screen_rules_out_never_reach_the_engine(tmp_path: Path, monke
     assert calls == []
 
 
+def test_another_libcst_release_is_another_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    assert metadata.version("libcst") in cache._libcst_release()  # read from its _version.py
+    before = build_fingerprint()
+    monkeypatch.setattr(cache, "_libcst_release", lambda: "__version__ = version = '99.0'")
+    assert build_fingerprint() != before
+
+
 def test_a_fully_cached_run_never_imports_libcst(tmp_path: Path) -> None:
     env = {**os.environ, "TENSORLINT_CACHE_DIR": str(tmp_path)}
     command = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q", "fixtures", "examples"]
@@ -109,6 +118,36 @@ def test_a_fully_cached_run_never_imports_libcst(tmp_path: Path) -> None:
     )
     assert result.stderr.endswith("[]"), result.stderr[-500:]
     assert "TL004" in result.stdout  # the findings came from the cache
+
+
+# What a plain check needs none of: LibCST, the parts of other commands and options, notebooks,
+# pathspec (a .gitignore), importlib.metadata, and the workers' machinery.
+_NOT_FOR_A_SCREENED_OUT_FILE = (
+    "libcst",
+    "tensorlint.engine",
+    "tensorlint.fixing",
+    "tensorlint.add_noqa",
+    "tensorlint.notebook",
+    "tensorlint.docs",
+    "pathspec",
+    "importlib.metadata",
+    "concurrent.futures.process",
+)
+
+
+def test_a_cold_run_of_a_screened_out_file_imports_nothing_it_does_not_need(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # a git work tree without a .gitignore
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "plain.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    probe = (
+        "import sys; before = set(sys.modules); from tensorlint.cli import main; "
+        "code = main(['--no-cache', '-q', 'pkg']); "
+        "new = [m for m in set(sys.modules) - before if any(m == n or m.startswith(n + '.') for n in sys.argv[1:])]; "
+        "sys.stderr.write(f'{code} {sorted(new)}')"
+    )
+    command = [sys.executable, "-c", probe, *_NOT_FOR_A_SCREENED_OUT_FILE]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert result.stderr.endswith("0 []"), result.stderr[-500:]
 
 
 @forked_workers

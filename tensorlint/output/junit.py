@@ -5,7 +5,6 @@ Every attribute and text goes through `escape`, since XML 1.0 cannot hold contro
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from tensorlint.findings import Finding
@@ -13,6 +12,8 @@ from tensorlint.output.context import OutputContext, escape
 
 
 def write(findings: Sequence[Finding], context: OutputContext) -> str:
+    import xml.etree.ElementTree as ET  # here: only --output-format junit needs it
+
     count = str(max(len(findings), 1))
     root = ET.Element("testsuites", name="tensorlint", tests=count, failures=str(len(findings)), errors="0")
     if not findings:

@@ -21,8 +21,9 @@ from tensorlint.config import ConfigError, ConfigFinder, find_pyproject, load_co
 from tensorlint.engine import lint_file, read_source
 from tensorlint.files import Missing, Skipped, discover
 from tensorlint.findings import Finding
-from tensorlint.notebook import NOTEBOOK_SUFFIX, NotPythonNotebook
+from tensorlint.notebook import NotPythonNotebook
 from tensorlint.output import escape
+from tensorlint.source import NOTEBOOK_SUFFIX
 from tensorlint.verify.plan import Options, Plan, plan
 from tensorlint.verify.runner import NO_TORCH, run_jobs
 from tensorlint.verify.verdict import INCONCLUSIVE, VERDICTS, Verdict
