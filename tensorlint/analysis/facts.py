@@ -158,6 +158,9 @@ class Facts:
     stores: list[Store] = field(default_factory=list)
     accumulations: list[Accumulation] = field(default_factory=list)
     attribute_writes: list[AttributeWrite] = field(default_factory=list)
+    # What a LightningModule's `training_step` returns besides `loss` when the class defines
+    # `training_epoch_end`: Lightning (before 2.0) keeps every step's outputs until the epoch ends.
+    epoch_outputs: list[Store] = field(default_factory=list)
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end

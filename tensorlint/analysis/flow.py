@@ -45,7 +45,16 @@ from tensorlint.analysis.index import (
     resets_container,
     self_attribute,
 )
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, receiver, references
+from tensorlint.analysis.names import (
+    Imports,
+    argument,
+    callee_name,
+    dotted_name,
+    names_in,
+    receiver,
+    references,
+    string_value,
+)
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
@@ -531,10 +540,33 @@ class _Walker:
                 self.returns = self.returns.join(returned)
                 self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
+                if self._outputs_kept_for_epoch_end():
+                    self._epoch_outputs(small.value)
         elif isinstance(small, (cst.Raise, cst.Assert)):
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._effects(child)
+
+    def _outputs_kept_for_epoch_end(self) -> bool:
+        """`training_step` of a class that defines `training_epoch_end`: Lightning hands that hook
+        the outputs of every step of the epoch, so it keeps them all until the epoch ends."""
+        unit, cls = self.unit, self.unit.cls
+        if not unit.is_method or unit.name != "training_step" or cls is None or not cls.is_module:
+            return False
+        return any("training_epoch_end" in c.methods for c in lineage(self.index.classes, cls))
+
+    def _epoch_outputs(self, returned: cst.BaseExpression) -> None:
+        """The entries of a returned dict besides `loss`, which Lightning detaches (from 1.6 on,
+        it keeps the others as they are)."""
+        entries: list[tuple[str | None, cst.BaseExpression]] = []
+        if isinstance(returned, cst.Dict):
+            entries = [(string_value(e.key), e.value) for e in returned.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(returned, cst.Call) and callee_name(returned) == "dict" and isinstance(returned.func, cst.Name):
+            entries = [(a.keyword.value, a.value) for a in returned.args if a.keyword is not None]
+        for key, expr in entries:
+            value = evaluate(expr, self)
+            if key not in ("loss", "hiddens") and value.graph:
+                self.facts.epoch_outputs.append(Store(expr, self.unit, returned, value, expr, True, ()))
 
     def _iteration_copy(self) -> list[set[str]]:
         return [set(names) for names in self.iteration_fresh]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tensorlint.analysis import Facts, Role, bounded_per_call, root_name, tensor_keyed
+import libcst as cst
+
+from tensorlint.analysis import Facts, Role, Store, bounded_per_call, root_name, tensor_keyed
 from tensorlint.rule import Report, Rule
 
 # Code that runs once per batch: `forward`, hooks, and the per-step methods frameworks call.
@@ -26,7 +28,11 @@ class TensorKeptInForward(Rule):
     attribute holds), module-level and enclosing-function lists and dicts, and a list on another
     object that a hook appends to (`module.outputs.append(output)` after `layer.outputs = []`).
     A per-step method that keeps a value with its autograd graph is reported even when the
-    container is cleared at epoch end: it holds every step's graph until then.
+    container is cleared at epoch end: it holds every step's graph until then. So is a
+    LightningModule's `training_step` that returns an entry besides `loss` with its graph
+    (`{"loss": loss, "logits": logits}`) when the class defines `training_epoch_end`: Lightning
+    keeps every step's outputs for that hook, and from 1.6 on detaches only `loss`
+    (pytorch-lightning#15514; Lightning 2.0 removed the hook for this reason).
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -185,3 +191,14 @@ class TensorKeptInForward(Rule):
                     "`deque(maxlen=...)`"
                 )
             yield Report(store.node, message)
+        for output in facts.epoch_outputs:
+            yield Report(output.node, _epoch_output_message(output))
+
+
+def _epoch_output_message(output: Store) -> str:
+    text = cst.Module([]).code_for_node(output.value_expr)
+    return (
+        f"`training_step` returns `{text}` with its autograd graph, and Lightning keeps every step's outputs "
+        "for `training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 on, Lightning detaches only "
+        f"`loss`); return `{text}.detach()`"
+    )
