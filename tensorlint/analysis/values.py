@@ -247,9 +247,14 @@ def is_model_name(name: str) -> bool:
 
 
 def is_criterion_name(name: str) -> bool:
-    """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`."""
+    """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`,
+    `crit`, `l1_crit`."""
     lowered = name.lower()
-    return "criterion" in lowered or lowered.endswith(("loss_fn", "loss_func", "loss_function"))
+    return (
+        "criterion" in lowered
+        or lowered.endswith(("loss_fn", "lossfn", "loss_func", "loss_function"))
+        or "crit" in lowered.split("_")
+    )
 
 
 def is_loss_name(name: str) -> bool:
@@ -402,10 +407,15 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if recv is not None and name is not None and _is_super(recv) and is_module_forward_method(name):
         return Value(tensor=True, graph=scope.grad_enabled)  # `super().forward(x)`: the module's own computation
     if recv is not None and name is not None:
-        method = _method_call(name, evaluate(recv, scope), call, scope)
+        owner = evaluate(recv, scope)
+        method = _method_call(name, owner, call, scope)
         if method is not None:
             return method
-    if name is not None and is_loss_name(name) and any(a.graph for a in args):
+        if owner == UNKNOWN and (is_model_name(name) or is_criterion_name(name)):
+            # `trainer.model(x)`, `self.runner.crit(out, y)`: an object the file does not show,
+            # holding a member named for a network or a criterion; called, it is that module.
+            return _module_output(MODULE, args, scope)
+    if name is not None and (is_loss_name(name) or is_criterion_name(name)) and any(a.graph for a in args):
         return _derived(_join(args), scope)
     return UNKNOWN
 
