@@ -411,9 +411,15 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         method = _method_call(name, owner, call, scope)
         if method is not None:
             return method
-        if owner == UNKNOWN and (is_model_name(name) or is_criterion_name(name)):
+        if (
+            owner == UNKNOWN
+            and qualified is None
+            and name[:1].islower()
+            and (is_model_name(name) or is_criterion_name(name))
+        ):
             # `trainer.model(x)`, `self.runner.crit(out, y)`: an object the file does not show,
             # holding a member named for a network or a criterion; called, it is that module.
+            # (Not an imported module's function or class: `ir.Model(...)` builds something.)
             return _module_output(MODULE, args, scope)
     if name is not None and (is_loss_name(name) or is_criterion_name(name)) and any(a.graph for a in args):
         return _derived(_join(args), scope)
