@@ -45,6 +45,8 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("tl002_closure_fixed.py", {"kind": "call", "name": "register_step"}, "not reproduced", 0, ""),
     ("tl004_eval_total_loss.py", {"kind": "loop", "name": "evaluate", "line": "total_loss +="}, "confirmed", None, "autograd graph of local `total_loss`"),
     ("tl004_train_total_loss.py", {"kind": "loop", "name": "train", "line": "total_loss +="}, "host-only", 0, ""),
+    ("tl004_buffer_in_place.py", {"kind": "module", "name": "KeyCenter"}, "host-only", 0, ""),
+    ("tl004_buffer_in_place_fixed.py", {"kind": "module", "name": "KeyCenter"}, "not reproduced", 0, ""),
     ("tl004_item_fixed.py", {"kind": "loop", "name": "evaluate", "line": "total_loss +="}, "not reproduced", 0, ""),
     ("tl010_tbptt_leaky.py", {"kind": "loop", "name": "train", "line": "output, hidden = model("}, "confirmed", None, "autograd graph of local `loss`"),
     ("tl010_tbptt_fixed.py", {"kind": "loop", "name": "train", "line": "output, hidden = model("}, "not reproduced", 0, ""),
