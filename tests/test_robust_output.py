@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -77,3 +78,18 @@ def test_a_real_file_with_a_hostile_name_through_the_command_line(
         out, err = capsys.readouterr()
         assert _raw_controls(out) == [] and _raw_controls(err) == [], output_format
         assert "\nfake.py:1:1: TL001" not in out
+
+
+def test_a_reader_that_closes_the_pipe_gets_no_traceback() -> None:
+    """`tensorlint src | head -1`: the findings after the first meet a closed pipe."""
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "TL001"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tensorlint", "--isolated", "--no-cache", str(fixtures)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the first finding is written
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr

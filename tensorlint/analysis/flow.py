@@ -566,7 +566,10 @@ class _Walker:
         for key, expr in entries:
             value = evaluate(expr, self)
             if key not in ("loss", "hiddens") and value.graph:
-                self.facts.epoch_outputs.append(Store(expr, self.unit, returned, value, expr, True, ()))
+                kept = Store(
+                    node=expr, unit=self.unit, container=returned, value=value, value_expr=expr, grows=True, loops=()
+                )
+                self.facts.epoch_outputs.append(kept)
 
     def _iteration_copy(self) -> list[set[str]]:
         return [set(names) for names in self.iteration_fresh]
@@ -1141,8 +1144,8 @@ class _Walker:
 
 
 # In-place tensor operations that write their argument into the receiver: autograd records the
-# write on the receiver, chained to the receiver's previous history (measured: a buffer written
-# so in `forward` gains 3 to 6 graph nodes per call, for `copy_` and `buf[i] = v` as for `add_`).
+# write on the receiver, chained to the receiver's previous history, for `copy_` and `buf[i] = v`
+# as for `add_` (docs/verifier.md: +8 autograd nodes per call of a `forward` that does it).
 _IN_PLACE_UPDATES = frozenset(
     ["add_", "sub_", "mul_", "div_", "lerp_", "addcmul_", "addcdiv_", "copy_", "fill_", "index_copy_",
      "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "masked_fill_"]

@@ -198,7 +198,7 @@ class TensorKeptInForward(Rule):
 def _epoch_output_message(output: Store) -> str:
     text = cst.Module([]).code_for_node(output.value_expr)
     return (
-        f"`training_step` returns `{text}` with its autograd graph, and Lightning keeps every step's outputs "
-        "for `training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 on, Lightning detaches only "
-        f"`loss`); return `{text}.detach()`"
+        f"`training_step` returns `{text}` with its autograd graph, and Lightning keeps every step's "
+        "outputs for `training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 "
+        f"on, Lightning detaches only `loss`); return `{text}.detach()`"
     )
