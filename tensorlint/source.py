@@ -24,11 +24,19 @@ _SCREEN = re.compile(
     r"|\.eval\(|\.parameters\(|model|net\b"
 )
 NOTEBOOK_SUFFIX = ".ipynb"  # here, not in tensorlint.notebook: finding files must not import that
+# Another framework's code (MXNet, TensorFlow, JAX, Paddle) in a file that never names torch: its
+# `loss`, `forward` and `backward` are not PyTorch's, and what they keep is not what rules know.
+_OTHER_FRAMEWORK = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:mxnet|tensorflow|jax|paddle|mindspore|oneflow)\b", re.MULTILINE
+)
+_NAMES_TORCH = re.compile(r"torch|lightning")
 UNUSED_NOQA_CODE = "TL900"  # the one rule that reads comments, not code: it runs on screened-out files too
 
 
 def might_matter(source: str) -> bool:
     """The cheap screen, before any parsing."""
+    if _OTHER_FRAMEWORK.search(source) and not _NAMES_TORCH.search(source):
+        return False
     return _SCREEN.search(source) is not None
 
 

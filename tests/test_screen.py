@@ -39,3 +39,10 @@ def test_the_screen_passes_every_text_the_analysis_reports_on(fixture: Path, mon
 
 def test_the_screen_skips_plain_python() -> None:
     assert not might_matter("import json\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n")
+
+
+def test_the_screen_skips_another_frameworks_code_unless_it_names_torch() -> None:
+    """MXNet's training loop accumulates its own loss objects: not PyTorch code."""
+    body = "\n\ndef train(net, loader, trainer):\n    total = 0\n    for x, y in loader:\n        with autograd.record():\n            loss = net(x).mean()\n        loss.backward()\n        total += loss\n    return total\n"
+    assert not might_matter("from mxnet import autograd" + body)
+    assert might_matter("import torch\nfrom mxnet import autograd" + body)

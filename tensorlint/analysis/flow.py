@@ -329,7 +329,8 @@ class _Walker:
                 value = MODULE if first_is_module else TENSOR if unit.given_gradients else GRAPH
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
-                value = GRAPH if _forward_param_is_tensor(param, words) else UNKNOWN
+                is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
+                value = GRAPH if is_tensor else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):

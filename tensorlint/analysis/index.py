@@ -73,6 +73,8 @@ MODULE_HOOK_REGISTRATIONS = frozenset(
         "register_module_full_backward_hook",
     ]
 )
+# Methods of lists that tensors do not have.
+_LIST_ONLY_METHODS = frozenset(["append", "extend", "insert"])
 TENSOR_HOOK_REGISTRATIONS = frozenset(["register_hook", "register_post_accumulate_grad_hook"])
 # Methods that only modules have: calling one on a name is evidence that it holds a module.
 MODULE_ONLY_METHODS = frozenset(
@@ -135,6 +137,8 @@ class Unit:
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     augmented: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `x += value`
     module_evidence: set[str] = field(default_factory=set)  # names used as modules
+    # Names that get `append`/`extend`/`insert` here or in nested code: lists, not tensors.
+    list_evidence: set[str] = field(default_factory=set)
     frozen: set[str] = field(default_factory=set)  # `vgg.requires_grad_(False)`: modules (names, `self.x`) frozen here
     graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
@@ -437,6 +441,11 @@ class _Indexer:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
+            if name in _LIST_ONLY_METHODS and isinstance(recv, cst.Name):
+                unit: Unit | None = self.unit
+                while unit is not None:  # `lambda x: grads.append(x)` tells its parent `grads` is a list
+                    unit.list_evidence.add(recv.value)
+                    unit = unit.parent
             first = node.args[0].value if node.args else None
             if name == "requires_grad_" and isinstance(first, cst.Name) and first.value == "False":
                 self._frozen(recv)

@@ -246,6 +246,13 @@ def is_model_name(name: str) -> bool:
     return lowered in _MODEL_NAMES or lowered.rsplit("_", 1)[-1] in _MODEL_NAMES - {"module"}
 
 
+def names_a_count(name: str) -> bool:
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`: a size or a count, a Python int
+    (graph libraries' batched graphs have these next to their tensors)."""
+    lowered = name.lower()
+    return lowered.startswith(("num_", "number_of_", "n_")) or lowered.endswith("_count") or lowered == "batch_size"
+
+
 def is_criterion_name(name: str) -> bool:
     """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`,
     `crit`, `l1_crit`."""
@@ -373,6 +380,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return UNKNOWN
     if name in _NON_TENSOR_ATTRIBUTES:
         return UNKNOWN
+    if names_a_count(name):
+        return SCALAR
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
     return _derived(base, scope)
@@ -483,7 +492,7 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return _module_output(recv, [evaluate(arg.value, scope) for arg in call.args], scope)
         return UNKNOWN
     if recv.tensor:
-        if name in _NON_TENSOR_METHODS:
+        if name in _NON_TENSOR_METHODS or names_a_count(name):
             return SCALAR
         if name in _NO_GRAPH_METHODS:
             return TENSOR
