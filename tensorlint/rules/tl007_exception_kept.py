@@ -15,7 +15,9 @@ from tensorlint.analysis import (
     Store,
     Unit,
     all_params,
+    argument,
     callee_name,
+    calls_in,
     dotted_name,
     is_training_iteration,
     names_reaching,
@@ -51,7 +53,9 @@ class ExceptionKept(Rule):
 
     Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`),
     an exception kept in an attribute to re-raise it later in another thread (one at a time, not a
-    growing collection), `queue.put(e)`, and local containers that die with the call (filled
+    growing collection), a thread's exception handed to the code that started it (a function
+    given as `threading.Thread(target=...)` that stores it in its parent's cell or in a container
+    it was passed, to be re-raised or asserted on after `join()`), `queue.put(e)`, and local containers that die with the call (filled
     outside loops, or in a loop over a few candidates before one error is raised).
 
     ## Example
@@ -248,9 +252,12 @@ def _kept_exception(value: cst.BaseExpression, names: set[str]) -> cst.BaseExpre
 
 def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place) -> bool:
     lifetime, _ = facts.container_kind(unit, container)
+    handed_in = isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit))
+    if (lifetime == "closure" or handed_in) and _runs_in_a_thread(facts, unit):
+        return False  # the hand-off of a thread's error: re-raised or asserted on after join()
     if lifetime in ("attribute", "global", "closure"):
         return True
-    if isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit)):
+    if handed_in:
         return True  # the caller's container
     if not (place.loops and isinstance(container, cst.Name)):
         return False
@@ -261,6 +268,23 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
     if container.value in names_reaching(unit, facts.returned.get(id(unit), set())):
         return True
     return any(is_training_iteration(loop, unit, facts.imports) for loop in place.loops)
+
+
+def _runs_in_a_thread(facts: Facts, unit: Unit) -> bool:
+    """A function the file starts as a thread, `threading.Thread(target=_worker, ...)`: what it
+    puts in a container of its parent or its caller is a hand-off, re-raised after `join()`."""
+    if not unit.name or unit.is_method:
+        return False
+    for other in facts.index.units:
+        for call in calls_in(other.node) if other.node is not None else []:
+            target = argument(call, "target")
+            if (
+                (callee_name(call) or "").endswith("Thread")
+                and isinstance(target, cst.Name)
+                and target.value == unit.name
+            ):
+                return True
+    return False
 
 
 def _raised_after(unit: Unit, place: Place) -> bool:
