@@ -81,6 +81,7 @@ from tensorlint.analysis.values import (
     Value,
     evaluate,
     is_criterion_name,
+    is_label_name,
     is_model_name,
 )
 from tensorlint.analysis.walk import children, walk
@@ -335,7 +336,8 @@ class _Walker:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
                 # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
-                value = GRAPH if self._graph_given() else TENSOR
+                # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
+                value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
             elif not words and (is_model_name(name) or is_criterion_name(name)):
@@ -600,7 +602,11 @@ class _Walker:
         if value == UNKNOWN and root in self.index.concatenated:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
-            given = isinstance(value_expr, cst.Name) and value_expr.value in self._param_names()
+            given = (
+                isinstance(value_expr, cst.Name)
+                and value_expr.value in self._param_names()
+                and not is_label_name(value_expr.value)
+            )
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped

@@ -162,6 +162,7 @@ _NON_TENSOR_METHODS = frozenset(
     ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
+_LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
 _NON_TENSOR_ATTRIBUTES = frozenset(
     [
         "shape",
@@ -251,6 +252,14 @@ def names_a_count(name: str) -> bool:
     (graph libraries' batched graphs have these next to their tensors)."""
     lowered = name.lower()
     return lowered.startswith(("num_", "number_of_", "n_")) or lowered.endswith("_count") or lowered == "batch_size"
+
+
+def is_label_name(name: str) -> bool:
+    """A parameter named for ground truth: `target`, `labels`, `y_true`, `gt_boxes`, `mask`. What a
+    metric's `update` is given under such a name comes from the data, not from the model."""
+    lowered = name.lower()
+    words = set(lowered.split("_"))
+    return bool(words & _LABEL_WORDS) or lowered in ("y_true", "ground_truth")
 
 
 def is_criterion_name(name: str) -> bool:

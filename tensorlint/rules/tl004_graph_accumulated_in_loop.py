@@ -85,6 +85,8 @@ class GraphAccumulatedInLoop(Rule):
     assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
     made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
     `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers,
+    ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
+    outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints),
     torchmetrics' `update` (run without grad), and Lightning's `validation_step`, `test_step`
     and `predict_step` (run under `no_grad`).
 
