@@ -18,6 +18,11 @@ def run(model, loader, optimizer):
         loss = torch.nn.functional.mse_loss(model(x), y)
 {backward}        total += loss
     return total
+
+
+def backpropagate(loss, optimizer):
+    loss.backward()
+    optimizer.step()
 """
 
 
@@ -26,6 +31,7 @@ def run(model, loader, optimizer):
     [
         ("", "no `backward()` frees them"),
         ("loss.backward()\noptimizer.step()\n", "grow on the host"),
+        ("backpropagate(loss, optimizer)\n", "grow on the host"),
         ("loss.backward(retain_graph=True)\noptimizer.step()\n", "`backward(retain_graph=True)` frees none of them"),
     ],
 )

@@ -236,7 +236,9 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # summed, then backpropagated: gradient accumulation
             reported.add(id(event.node))
             fix = _no_grad_fix(facts, event.unit, loop) or _fix(facts, event, root)
-            yield Report(event.node, _message(root, loop, event), fix)
+            # `backpropagate(loss, optimizer)`: a helper of this module runs the loop's backward
+            backward = loop.calls_backward or _trains(facts, event.unit, loop.node, 0, BACKWARD_CALLS)
+            yield Report(event.node, _message(root, loop, event, backward), fix)
 
 
 def _across_steps(facts: Facts, event: Accumulation) -> str | None:
@@ -307,16 +309,16 @@ def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
     return NodeFix(f"{message} (and `import torch`)", Applicability.UNSAFE, replacements)
 
 
-def _trains(facts: Facts, unit: Unit, node: cst.CSTNode, depth: int) -> bool:
-    """Whether code calls `backward()`, `step()`, `zero_grad()` or `torch.autograd.grad`, itself
-    or through the functions and methods of this module that it calls."""
+def _trains(facts: Facts, unit: Unit, node: cst.CSTNode, depth: int, calls: frozenset[str] = _TRAINING_CALLS) -> bool:
+    """Whether code calls `backward()`, `step()`, `zero_grad()` or `torch.autograd.grad` (or only
+    those of `calls`), itself or through the functions and methods of this module that it calls."""
     for inner in own_nodes(node):
         if not isinstance(inner, cst.Call):
             continue
-        if callee_name(inner) in _TRAINING_CALLS or facts.imports.qualify(inner.func) == "torch.autograd.grad":
+        if callee_name(inner) in calls or facts.imports.qualify(inner.func) == "torch.autograd.grad":
             return True
         helper = _helper(unit, inner) if depth < 2 else None
-        if helper is not None and _trains(facts, unit, helper, depth + 1):
+        if helper is not None and _trains(facts, unit, helper, depth + 1, calls):
             return True
     return False
 
@@ -426,10 +428,10 @@ def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
     return None
 
 
-def _message(root: str, loop: Loop, event: Accumulation | Store) -> str:
+def _message(root: str, loop: Loop, event: Accumulation | Store, backward: bool) -> str:
     if loop.calls_backward and _retains_graph(loop.node):
         effect = "`backward(retain_graph=True)` frees none of them: every iteration's activations stay alive"
-    elif loop.calls_backward:
+    elif backward:
         effect = (
             "after `backward()` the activations are freed, but the autograd nodes chained "
             "through it grow on the host every iteration"
