@@ -55,8 +55,9 @@ class ExceptionKept(Rule):
     an exception kept in an attribute to re-raise it later in another thread (one at a time, not a
     growing collection), a thread's exception handed to the code that started it (a function
     given as `threading.Thread(target=...)` that stores it in its parent's cell or in a container
-    it was passed, to be re-raised or asserted on after `join()`), `queue.put(e)`, and local containers that die with the call (filled
-    outside loops, or in a loop over a few candidates before one error is raised).
+    it was passed, to be re-raised or asserted on after `join()`), `queue.put(e)`, and local
+    containers that die with the call (filled outside loops, or in a loop over a few candidates
+    before one error is raised).
 
     ## Example
     ```python
