@@ -35,6 +35,7 @@ from tensorlint.analysis.facts import (
 from tensorlint.analysis.flow import analyze
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
+    TRAINING_STEPS,
     ClassInfo,
     LoaderCall,
     ModuleIndex,
@@ -60,7 +61,6 @@ from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.recurrent import (
     BACKWARD_CALLS,
-    TRAINING_STEPS,
     CarriedState,
     carried_states,
     retain_graph_flag,

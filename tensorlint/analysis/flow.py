@@ -35,6 +35,7 @@ from tensorlint.analysis.facts import (
 )
 from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
+    LIGHTNING_STEPS,
     NO_GRAD_STEP_METHODS,
     ClassInfo,
     Role,
@@ -342,7 +343,7 @@ class _Walker:
                 value = MODULE
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
-            elif position == 0 and unit.is_method and unit.name in _LIGHTNING_STEPS and not words:
+            elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
                 value = TENSOR  # Lightning hands a step the loader's batch: tensors, without a graph
             else:
                 value = UNKNOWN
@@ -1358,8 +1359,6 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     return value
 
 
-# LightningModule's per-batch methods, which Lightning calls with `(batch, batch_idx)`.
-_LIGHTNING_STEPS = frozenset(["training_step", "validation_step", "test_step", "predict_step"])
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
 
 

@@ -52,6 +52,10 @@ STEP_METHODS = frozenset(
 GRAPH_GIVEN_METHODS = frozenset(["training_step", "train_step", "compute_loss", "update"])
 # Lightning runs these under `torch.no_grad()` (or inference mode): what they compute has no graph.
 NO_GRAD_STEP_METHODS = frozenset(["validation_step", "test_step", "predict_step"])
+# LightningModule's per-batch methods, which Lightning calls with `(batch, batch_idx)`.
+LIGHTNING_STEPS = NO_GRAD_STEP_METHODS | {"training_step"}
+# Steps that train: a per-step method's state leaks only if the step builds a graph from it.
+TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
 
 def is_step_method(name: str) -> bool:

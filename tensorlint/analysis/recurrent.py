@@ -16,7 +16,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts, flowing_into
-from tensorlint.analysis.index import NO_GRAD_STEP_METHODS, Role, Unit, resolve_callable, self_attribute
+from tensorlint.analysis.index import (
+    NO_GRAD_STEP_METHODS,
+    TRAINING_STEPS,
+    Role,
+    Unit,
+    resolve_callable,
+    self_attribute,
+)
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import Place, calls_in, is_training_iteration, own_nodes, placed, target_names
 from tensorlint.analysis.values import is_model_name
@@ -27,8 +34,6 @@ _NO_GRAD = frozenset(["no_grad", "inference_mode"])
 _CUT_WORDS = ("detach", "repackage")
 # Names of recurrent networks and their cells: `self.lstm`, `encoder_rnn`, `gru_cell`.
 _RECURRENT_WORDS = ("rnn", "lstm", "gru", "cell")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
-# Steps that train: a per-step method's state leaks only if the step builds a graph from it.
-TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
 
 def retain_graph_flag(call: cst.Call) -> cst.Arg | None:

@@ -15,8 +15,10 @@ from typing import TypeVar, cast
 import libcst as cst
 
 from tensorlint.analysis.index import (
+    LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
     TENSOR_HOOK_REGISTRATIONS,
+    TRAINING_STEPS,
     ModuleIndex,
     Role,
     Unit,
@@ -337,7 +339,7 @@ def calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
 
 
 # Methods a training framework calls once per batch (Lightning and friends): hooks registered there repeat.
-_BATCH_METHODS = frozenset(["training_step", "validation_step", "test_step", "predict_step", "train_step"])
+_BATCH_METHODS = LIGHTNING_STEPS | TRAINING_STEPS
 
 
 def repeats_per_step(
