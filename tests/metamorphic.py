@@ -36,6 +36,7 @@ from libcst.metadata import (
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
 from helpers import FIXTURES, MARKER, fixture_codes, leak_rule_fixtures, markers
+from tensorlint.analysis.syntax import concatenated_operand
 from tensorlint.engine import lint_source
 
 LINT_FILENAME = "<string>"  # not a file: imports resolve to nothing in the project (fixtures are self-contained)
@@ -1443,9 +1444,15 @@ def _movable_loop(fixture: Fixture, statement: cst.BaseStatement) -> cst.For | N
         return None
     small = statement.body[0]
     accumulates = isinstance(small, cst.AugAssign) and not isinstance(small.value, cst.List | cst.Tuple)
-    accumulates |= isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)
+    accumulates |= (
+        isinstance(small, cst.Assign)
+        and all(isinstance(t.target, cst.Name) for t in small.targets)
+        and not any(concatenated_operand(t.target, small.value) for t in small.targets)
+    )
     if not accumulates:
-        return None  # a store into a container that a step method keeps is TL001's (kept until cleared)
+        # A store into a container that a step method keeps (`torch.cat([preds, out])` too) is
+        # TL001's: kept until cleared.
+        return None
     loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
     if not isinstance(loop, cst.For) or loop.asynchronous or loop.orelse is not None:
         return None

@@ -84,6 +84,7 @@ from tensorlint.analysis.values import (
     is_criterion_name,
     is_label_name,
     is_model_name,
+    names_a_loss_value,
 )
 from tensorlint.analysis.walk import children, walk
 
@@ -670,6 +671,10 @@ class _Walker:
                 self._accumulate(node, target, evaluate(other, self), other)
             if target.value in self.unit.declared_global:
                 self._escape(value, f"stored in the global `{target.value}`")
+            if value == UNKNOWN and names_a_loss_value(target.value) and self._given_graph(value_expr):
+                # `loss = losses.dice(out, y)`: a call the file cannot see into, given a graph, and
+                # its result named a loss; what a loss is computed from, it carries.
+                value = GRAPH if self.grad_enabled else TENSOR
             self._bind(target, value, drops_graph=_drops_graph(value_expr))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
@@ -710,6 +715,10 @@ class _Walker:
             key = self._key(index.value) if isinstance(index, cst.Index) else None
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
+
+    def _given_graph(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is a call given an argument that carries a graph."""
+        return isinstance(expr, cst.Call) and any(evaluate(arg.value, self).graph for arg in expr.args)
 
     def _writes_into_buffer(self, expr: cst.BaseExpression) -> bool:
         """Whether forward code writes into `expr`, a tensor the class makes itself (`torch.zeros(...)`

@@ -253,7 +253,10 @@ def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
         for small in statement.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    if accumulated_operand(target.target, small.value) is None:
+                    grows = accumulated_operand(target.target, small.value) or concatenated_operand(
+                        target.target, small.value
+                    )
+                    if grows is None:
                         reset |= target_names(target.target)
             elif isinstance(small, cst.AnnAssign) and small.value is not None:
                 reset |= target_names(small.target)
@@ -271,20 +274,38 @@ def free_names(closure: cst.CSTNode) -> set[str]:
 
 
 def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`v` in `t = t + v` or `t = v + t`."""
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-        if value.left.deep_equals(target):
+    """`v` in `t = t + v`, `t = v + t`, and in the running averages `t = 0.9 * t + 0.1 * v` and
+    `t = (t * n + v) / (n + 1)`: the new value is the old one, scaled, plus `v`."""
+    if not isinstance(value, cst.BinaryOperation):
+        return None
+    if isinstance(value.operator, (cst.Add, cst.Subtract)):
+        if _scaled(value.left, target):
             return value.right
-        if isinstance(value.operator, cst.Add) and value.right.deep_equals(target):
+        if isinstance(value.operator, cst.Add) and _scaled(value.right, target):
             return value.left
+    elif isinstance(value.operator, (cst.Multiply, cst.Divide)):
+        return accumulated_operand(target, value.left)
     return None
+
+
+def _scaled(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """`t`, `0.9 * t`, `t * n`, `t / 2`: the target itself, multiplied or divided by something."""
+    if expr.deep_equals(target):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _scaled(expr.left, target) or (isinstance(expr.operator, cst.Multiply) and _scaled(expr.right, target))
+    return False
 
 
 _CONCATENATIONS = frozenset(["cat", "concat", "concatenate", "stack", "vstack", "hstack", "row_stack", "dstack"])
 
 
 def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`t` in `buf = torch.cat([buf, t])`: the buffer grows by `t` (a slice of it would bound it)."""
+    """`t` in `buf = torch.cat([buf, t])`, also on a branch of a conditional expression
+    (`buf = t if buf is None else torch.cat([buf, t])`): the buffer grows by `t` (a slice of it
+    would bound it)."""
+    if isinstance(value, cst.IfExp):
+        return concatenated_operand(target, value.body) or concatenated_operand(target, value.orelse)
     if not (isinstance(value, cst.Call) and callee_name(value) in _CONCATENATIONS and value.args):
         return None
     parts = value.args[0].value

@@ -278,6 +278,13 @@ def is_loss_name(name: str) -> bool:
     return "loss" in lowered or "criterion" in lowered
 
 
+def names_a_loss_value(name: str) -> bool:
+    """A name for a computed loss, not for a function, weight or scale of one: `loss`,
+    `total_loss`, `d_loss`, `val_losses`, `gloss`."""
+    lowered = name.lower()
+    return lowered.endswith(("loss", "losses")) and not is_criterion_name(name)
+
+
 class Scope(Protocol):
     """What an expression's value depends on: the names in scope and the grad mode."""
 
@@ -497,7 +504,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
             return recv
-        if is_module_forward_method(name):
+        if is_module_forward_method(name) or is_loss_name(name):
+            # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
             return _module_output(recv, [evaluate(arg.value, scope) for arg in call.args], scope)
         return UNKNOWN
     if recv.tensor:
