@@ -191,7 +191,8 @@ class Facts:
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
-        lifetime: "attribute", "global", "closure" or "local"; kind: "list", "dict", "set",
+        lifetime: "attribute", "global", "closure", "argument" (a container that the loop calling
+        the function made before it) or "local"; kind: "list", "dict", "set",
         "bounded", "tensor" or None when unknown.
         """
         expr = container
@@ -225,6 +226,11 @@ class Facts:
                 if name in self.index.module_unit.managed_globals:
                     return "global", "managed"
                 return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
+            if owner is unit and name in unit.given_containers:
+                # A container the loop that calls this function made before it: it outlives the call.
+                caller, passed = unit.given_containers[name]
+                lifetime, kind = self.container_kind(caller, cst.Name(passed))
+                return ("argument" if lifetime == "local" else lifetime), kind
             values = owner.bindings.get(name, [])
             aliased = _alias_of_long_lived(self, owner, values)
             if aliased is not None:

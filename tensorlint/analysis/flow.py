@@ -58,6 +58,7 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
+    assign_loop_step_roles,
     accumulated_operand,
     calls_and_yields,
     carried_names,
@@ -376,7 +377,10 @@ class _Walker:
                 given[position] = given[position].join(value) if position in given else value
         for position, param in enumerate(params):
             if position in given:
-                self.env[param.name.value] = given[position] if self.grad_enabled else given[position].without_graph()
+                value = given[position] if self.grad_enabled else given[position].without_graph()
+                if self.unit.called_per_batch and value.graph:
+                    value = replace(value, sources=frozenset([param.name.value]))  # see `_judged_at_calls`
+                self.env[param.name.value] = value
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -598,6 +602,8 @@ class _Walker:
         concatenates: bool = False,
         key: Value | None = None,
     ) -> None:
+        if self._judged_at_calls(value):
+            return
         node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
         fresh = root in self.fresh
@@ -627,10 +633,17 @@ class _Walker:
         value_expr: cst.BaseExpression,
         via: str | None = None,
     ) -> None:
+        if self._judged_at_calls(value):
+            return
         node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)
         self.facts.accumulations.append(Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh))
+
+    def _judged_at_calls(self, value: Value) -> bool:
+        """Whether a function that a loop over batches calls keeps what its caller passed: its
+        summary reports that at each call (`record(history, loss)`), with the caller's names."""
+        return self.unit.called_per_batch and self.arguments is None and self.report_at is None and bool(value.sources)
 
     def _reset_this_iteration(self, target: cst.BaseExpression) -> bool:
         return bool(self.iteration_fresh) and root_name(target) in self.iteration_fresh[-1]
@@ -910,7 +923,7 @@ class _Walker:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
         at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
         node = report_at or call
-        judged_there = target.call_sites and target.roles and self.arguments is None
+        judged_there = target.call_sites and target.roles and self.arguments is None and not target.called_per_batch
         if judged_there and not any(evaluate(arg.value, self).exception for arg in call.args):
             # A method that runs as often as this code: its own stores are judged where they are
             # (a caught exception is judged here, in the handler that caught it).
@@ -1571,6 +1584,7 @@ def analyze(
     if only_module_body:
         _Walker(facts, facts.index.module_unit).run()
         return facts
+    assign_loop_step_roles(facts.index)
     units = facts.index.units
     walked = _worth_walking(units)
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.

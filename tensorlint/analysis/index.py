@@ -154,6 +154,11 @@ class Unit:
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
     # For a method that runs as often as its callers (see `_spread_repeating_roles`): where it is called.
     call_sites: list[tuple[cst.Call, Unit]] = field(default_factory=list)
+    # A function that a loop over batches calls by name (see `syntax.assign_loop_step_roles`).
+    called_per_batch: bool = False
+    # For a function a loop over batches calls: parameters given a container that outlives the loop,
+    # with the caller and its name for it (`train_step(..., stats)` after `stats = {}`).
+    given_containers: dict[str, tuple[Unit, str]] = field(default_factory=dict)
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
     nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see syntax.placed
     # What the unit's own code holds (not nested functions'): the flow pass skips units whose

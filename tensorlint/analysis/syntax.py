@@ -222,6 +222,45 @@ def _annotated_container(param: cst.Param) -> str | None:
     return "dict" if name in ("dict", "Dict", "Mapping") else "tuple" if name in ("tuple", "Tuple") else "list"
 
 
+def assign_loop_step_roles(index: ModuleIndex) -> None:
+    """A function that a loop over batches calls by name (`train_step(model, batch, stats)`, a
+    nested `step(x, y)`) runs once per batch, as a framework's per-step method does: what it keeps
+    in a global, a closure cell or a container its caller passes grows per batch. Its parameters
+    take what the loop passes. (Methods of `self` are followed at the call, by their summaries.)"""
+    for caller in index.units:
+        for loop in own_nodes(caller.node):
+            if not isinstance(loop, cst.For | cst.While) or not is_training_iteration(loop, caller, index.imports):
+                continue
+            for call in calls_in(loop.body):
+                callee = caller.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
+                if callee is None or callee.roles or not isinstance(callee.node, cst.FunctionDef):
+                    continue
+                callee.roles[Role.STEP] = f"`{callee.name}` (called once per batch by the loop in `{caller.name}`)"
+                callee.call_sites.append((call, caller))
+                callee.called_per_batch = True
+                made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
+                for param, arg in _given(call, callee):
+                    if isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
+                        callee.given_containers.setdefault(param, (caller, arg.value))  # made before the loop
+
+
+def _given(call: cst.Call, callee: Unit) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of a plain function: by position, then by keyword."""
+    if not isinstance(callee.node, cst.FunctionDef):
+        return
+    signature = callee.node.params
+    positional = [p.name.value for p in (*signature.posonly_params, *signature.params)]
+    named = {p.name.value for p in all_params(signature)}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                yield arg.keyword.value, arg.value
+        elif position < len(positional):
+            yield positional[position], arg.value
+
+
 def carried_names(loop: cst.For | cst.While) -> set[str]:
     """Names whose value flows from one iteration into the next: `x = block(x)`, `h = cell(x, h)`.
 

@@ -248,7 +248,7 @@ def _across_steps(facts: Facts, event: Accumulation) -> str | None:
     role = next((r for r in (Role.STEP, *_FORWARD_CODE) if r in event.unit.roles), None)
     root = root_name(event.target)
     lifetime, kind = facts.container_kind(event.unit, event.target)
-    if role is None or root is None or lifetime not in ("attribute", "global"):
+    if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
         return None  # reset every call, or summed and backpropagated in the step
