@@ -120,3 +120,22 @@ def test_a_closure_returned_by_another_module_is_not_reported_at_a_node_of_that_
     )
     assert lint_file(main) == []
     assert [f.code for f in lint_file(tmp_path / "helper.py")] == []
+
+
+def test_a_callable_loss_object_of_another_module_gives_each_returned_value_its_own_graph(tmp_path: Path) -> None:
+    # YOLO's `loss, loss_items = compute_loss(pred, targets)`: the instance's `__call__` returns the
+    # loss with its graph and the detached items; a running mean of the items keeps no graph.
+    (tmp_path / "losses.py").write_text(
+        "import torch\n\n\nclass ComputeLoss:\n    def __init__(self, model):\n        self.model = model\n\n"
+        "    def __call__(self, pred, targets):\n        lbox = (pred - targets).pow(2).mean()\n"
+        "        return lbox * 4, torch.stack((lbox, lbox)).detach()\n"
+    )
+    main = tmp_path / "train.py"
+    main.write_text(
+        "import torch\n\nfrom losses import ComputeLoss\n\n\n"
+        "def train(model, loader, optimizer):\n    compute_loss = ComputeLoss(model)\n    mloss = torch.zeros(2)\n"
+        "    mtotal = torch.zeros(1)\n    for i, (imgs, targets) in enumerate(loader):\n"
+        "        loss, loss_items = compute_loss(model(imgs), targets)\n        loss.backward()\n        optimizer.step()\n"
+        "        mloss = (mloss * i + loss_items) / (i + 1)\n        mtotal = (mtotal * i + loss) / (i + 1)\n"
+    )
+    assert [(f.location.row, f.code) for f in lint_file(main)] == [(15, "TL004")]

@@ -58,8 +58,8 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
-    assign_loop_step_roles,
     accumulated_operand,
+    assign_loop_step_roles,
     calls_and_yields,
     carried_names,
     concatenated_operand,
@@ -259,20 +259,25 @@ class _Walker:
             if found is not None:
                 return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
             imported = resolve_import(self.facts, func.value)
-            if imported is None:
-                return None
-            facts, name = imported
-            unit = facts.index.module_unit.defs.get(name)
-            return (facts, unit) if unit is not None else None
+            if imported is not None:
+                facts, name = imported
+                unit = facts.index.module_unit.defs.get(name)
+                return (facts, unit) if unit is not None else None
+            # `compute_loss(pred, targets)` after `compute_loss = ComputeLoss(model)`: its `__call__`
+            return self._method_of(func, "__call__")
         if not isinstance(func, cst.Attribute):
             return None
-        owner = evaluate(func.value, self).instance
-        known = self.facts.class_of(owner) if owner else None
+        return self._method_of(func.value, func.attr.value)
+
+    def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
+        """The method of the project's class that `owner` is an instance of."""
+        instance = evaluate(owner, self).instance
+        known = self.facts.class_of(instance) if instance else None
         if known is None:
             return None
         facts, cls = known
         for ancestor in lineage(facts.index.classes, cls):
-            method = ancestor.methods.get(func.attr.value)
+            method = ancestor.methods.get(method_name)
             if method is not None:
                 return facts, facts.index.method_units[id(method)]
         return None
