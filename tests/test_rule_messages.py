@@ -40,3 +40,32 @@ def test_tl004_says_what_the_loop_frees(backward: str, says: str) -> None:
     messages = [f.message for f in lint_source(source, "loop.py", codes=("TL004",))]
     assert len(messages) == 1
     assert says in messages[0]
+
+
+STEP = """
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.total = 0.0
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+{backward}        self.total += loss
+"""
+
+
+@pytest.mark.parametrize(
+    ("backward", "says"),
+    [
+        ("", "every call's autograd graph stays chained to it"),
+        ("loss.backward()\nself.optimizer.step()\n", "grow on the host every call"),
+    ],
+)
+def test_tl004_across_steps_says_what_the_step_frees(backward: str, says: str) -> None:
+    source = STEP.format(backward=textwrap.indent(backward, " " * 8))
+    messages = [f.message for f in lint_source(source, "step.py", codes=("TL004",))]
+    assert len(messages) == 1
+    assert says in messages[0]

@@ -42,14 +42,19 @@ class GraphAccumulatedInLoop(Rule):
     ## What it does
     Checks for values that carry autograd history (a loss or a model output computed with
     grad enabled) accumulated across the iterations of a loop into something that outlives
-    the iteration: `total += loss`, `total = total + loss`, `losses.append(loss)`,
+    the iteration: `total += loss`, `total = total + loss`, running averages
+    (`smooth = 0.98 * smooth + 0.02 * loss`, `m = (m * i + loss) / (i + 1)`), `losses.append(loss)`,
+    `preds = torch.cat([preds, out])` (also as `out if preds is None else torch.cat(...)`),
     `stats[k] += loss`, `outputs[i] = out`, values wrapped in dicts, tuples and dataclass records
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n`, or
     `record(history, loss)` where `record` appends its argument. Helpers are followed into the
     functions and classes of the same file and of the project's modules that its imports resolve
-    to; the finding names the method that keeps the value. The framework's loop over batches
-    counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
+    to; the finding names the method that keeps the value. A function of the file that the loop
+    calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`) runs once per batch:
+    what it adds to a global, to a closure cell (`nonlocal total`) or to a container the caller
+    made before the loop is accumulated across the loop's iterations. The framework's loop over
+    batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
     input into and nothing resets (`self.running_mean.mul_(m).add_(mean)`,
     `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`), and buffers that it writes
@@ -255,7 +260,13 @@ def _across_steps(facts: Facts, event: Accumulation) -> str | None:
     if role is not Role.STEP and kind == "managed":
         return None  # forward's caller resets it (`model.aux_loss = 0` after each step): not visible here
     calls = event.unit.roles[role] if role is not Role.MODULE_HOOK else f"a hook {event.unit.roles[role]}"
-    effect = "every call's autograd graph stays chained to it until it is reset"
+    if _trains(facts, event.unit, event.unit.node, 0, BACKWARD_CALLS):
+        effect = (
+            "after `backward()` the activations are freed, but the autograd nodes chained through it "
+            "grow on the host every call until it is reset"
+        )
+    else:
+        effect = "every call's autograd graph stays chained to it until it is reset"
     if event.via:
         call = cst.Module([]).code_for_node(event.node)
         return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; pass `.item()` or `.detach()`"
