@@ -429,6 +429,10 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     summarized = scope.summarized_call(call, args)
     if summarized is not None:
         return summarized
+    if callee == UNKNOWN and qualified is None and name is not None and _names_the_trained_network(name):
+        # `model(x)` after `model = build_model(cfg)`, `self.net(x)` after `self.net = registry.build(...)`:
+        # a variable made by a factory the file does not show, named for a network, and called.
+        return _module_output(MODULE, args, scope)
     if recv is not None and name is not None and _is_super(recv) and is_module_forward_method(name):
         return Value(tensor=True, graph=scope.grad_enabled)  # `super().forward(x)`: the module's own computation
     if recv is not None and name is not None:
@@ -449,6 +453,13 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if name is not None and (is_loss_name(name) or is_criterion_name(name)) and any(a.graph for a in args):
         return _derived(_join(args), scope)
     return UNKNOWN
+
+
+def _names_the_trained_network(name: str) -> bool:
+    """`model`, `net`, `network`: the network a script trains. (A qualified name, `detector_net`,
+    `ema_model`, `teacher`, often holds a frozen one; a criterion's output has a graph only when
+    its inputs do.)"""
+    return name.lower() in ("model", "net", "network")
 
 
 def _module_output(module: Value, args: list[Value], scope: Scope) -> Value:
