@@ -1428,6 +1428,48 @@ def loop_body_to_training_step(fixture: Fixture) -> cst.Module | None:
     return _swapped(fixture, swap)
 
 
+def loop_body_to_step_function(fixture: Fixture) -> cst.Module | None:
+    """A loop over batches with a marked TL004 statement gets its body moved into a function nested
+    just before it and called once per iteration with the loop variables; the variables of the
+    function around it that the body rebinds are declared `nonlocal`.
+
+    `for x, y in loader: ...; total += loss` -> `def _step(x, y): nonlocal total; ...; total += loss`
+    then `for x, y in loader: _step(x, y)`.
+    """
+    taken: set[str] = set()
+    swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
+    for loop in {_loop_around_marked(fixture, s) for s in fixture.marked_statements} - {None}:
+        assert isinstance(loop, cst.For)
+        function = cst.ensure_type(fixture.enclosing(loop, (cst.FunctionDef,)), cst.FunctionDef)
+        shared = _loop_state(function, loop)
+        if shared is None:
+            continue
+        step = _fresh(fixture, "_step", taken)
+        own = list(dict.fromkeys(n.value for n in _walk(loop.target) if isinstance(n, cst.Name)))
+        rebound = sorted(_assigned_in(loop.body) & set(shared))
+        header = cst.ensure_type(cst.parse_statement(f"def {step}({', '.join(own)}):\n    pass\n"), cst.FunctionDef)
+        body = [cst.parse_statement(f"nonlocal {', '.join(rebound)}\n")] if rebound else []
+        nested = header.with_changes(body=header.body.with_changes(body=[*body, *loop.body.body]))
+        call = cst.parse_statement(f"{step}({', '.join(own)})\n")
+        moved = loop.with_changes(body=loop.body.with_changes(body=[call]))
+        swap[loop] = lambda _, new=(nested, moved): cst.FlattenSentinel(new)  # type: ignore[misc]
+    return _swapped(fixture, swap)
+
+
+def _loop_around_marked(fixture: Fixture, statement: cst.BaseStatement) -> cst.For | None:
+    """The `for` loop directly in a function's body around a marked TL004 statement, if its body can
+    move into a function (no `return`, `break`, nested scopes, ...)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and _line_codes(statement) == ["TL004"]):
+        return None
+    loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
+    if not isinstance(loop, cst.For) or loop.asynchronous or loop.orelse is not None:
+        return None
+    function = fixture.enclosing(loop, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.If, cst.With, cst.Try))
+    if not isinstance(function, cst.FunctionDef) or fixture.parents.get(loop) is not function.body:
+        return None
+    return None if any(isinstance(n, _NOT_MOVABLE) for n in _walk(loop.body)) else loop
+
+
 # What nn.Module and LightningModule define already (some are read-only): a variable of that name
 # becomes an attribute with a trailing underscore.
 _MODULE_ATTRIBUTES = frozenset(
@@ -1514,6 +1556,7 @@ TRANSFORMATIONS = (
     Transformation("store_in_hook_callable", store_in_hook_callable),
     Transformation("store_in_hook_bound_method", store_in_hook_bound_method),
     Transformation("loop_body_to_training_step", loop_body_to_training_step),
+    Transformation("loop_body_to_step_function", loop_body_to_step_function),
 )
 
 

@@ -336,6 +336,9 @@ def _binding_unit(unit: Unit, name: str) -> Unit | None:
     while current is not None:
         if name in current.declared_global:
             return None
+        if name in current.declared_nonlocal:
+            current = current.parent  # `nonlocal total`: bound in an enclosing function
+            continue
         if name in current.bindings or any(p.name.value == name for p in unit_params(current)):
             return current
         current = current.parent

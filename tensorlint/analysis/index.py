@@ -151,6 +151,7 @@ class Unit:
     loss_calls: list[cst.Call] = field(default_factory=list)  # criterion(out, y), F.cross_entropy(...)
     managed_globals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)  # names that live in an enclosing function
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
     # For a method that runs as often as its callers (see `_spread_repeating_roles`): where it is called.
     call_sites: list[tuple[cst.Call, Unit]] = field(default_factory=list)
@@ -369,6 +370,9 @@ class _Indexer:
 
     def visit_Global(self, node: cst.Global) -> None:
         self.unit.declared_global.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.unit.declared_nonlocal.update(n.name.value for n in node.names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -32,7 +32,9 @@ class TensorKeptInForward(Rule):
     LightningModule's `training_step` that returns an entry besides `loss` with its graph
     (`{"loss": loss, "logits": logits}`) when the class defines `training_epoch_end`: Lightning
     keeps every step's outputs for that hook, and from 1.6 on detaches only `loss`
-    (pytorch-lightning#15514; Lightning 2.0 removed the hook for this reason).
+    (pytorch-lightning#15514; Lightning 2.0 removed the hook for this reason). A function of the
+    file that a loop over batches calls by name is part of that loop: what it appends with a
+    graph is TL004's.
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -160,6 +162,8 @@ class TensorKeptInForward(Rule):
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
             if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
+            if store.unit.called_per_batch and store.value.graph:
+                continue  # a function a loop over batches calls: the loop's history, TL004's
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             if role is Role.STEP and not store.value.graph and not (store.unit.cls and store.unit.cls.is_module):

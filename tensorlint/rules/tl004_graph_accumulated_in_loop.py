@@ -14,6 +14,7 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
+    bounded_per_call,
     callee_name,
     calls_in,
     dotted_name,
@@ -52,8 +53,9 @@ class GraphAccumulatedInLoop(Rule):
     functions and classes of the same file and of the project's modules that its imports resolve
     to; the finding names the method that keeps the value. A function of the file that the loop
     calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`) runs once per batch:
-    what it adds to a global, to a closure cell (`nonlocal total`) or to a container the caller
-    made before the loop is accumulated across the loop's iterations. The framework's loop over
+    what it adds or appends to a global, to a closure cell (`nonlocal total`, the enclosing
+    function's `losses`) or to a container the caller made before the loop is accumulated across
+    the loop's iterations. The framework's loop over
     batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
     input into and nothing resets (`self.running_mean.mul_(m).add_(mean)`,
@@ -212,9 +214,10 @@ class GraphAccumulatedInLoop(Rule):
             if isinstance(event, Store) and tensor_keyed(facts, event):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             if not event.loops:
-                if isinstance(event, Accumulation) and (across := _across_steps(facts, event)) is not None:
+                if _per_call(event) and (across := _across_steps(facts, event)) is not None:
                     reported.add(id(event.node))
-                    yield Report(event.node, across, _fix(facts, event, root_name(event.target) or ""))
+                    target = event.target if isinstance(event, Accumulation) else event.container
+                    yield Report(event.node, across, _fix(facts, event, root_name(target) or ""))
                 continue
             if any(role in event.unit.roles for role in _FORWARD_CODE):
                 continue  # forward builds the graph its caller asked for
@@ -246,15 +249,27 @@ class GraphAccumulatedInLoop(Rule):
             yield Report(event.node, _message(root, loop, event, backward), fix)
 
 
-def _across_steps(facts: Facts, event: Accumulation) -> str | None:
+def _per_call(event: Accumulation | Store) -> bool:
+    """Accumulations, and what a function that a loop over batches calls appends: the loop's own
+    history, as if written in it (a framework's per-step method keeping a graph is TL001's)."""
+    return isinstance(event, Accumulation) or event.unit.called_per_batch
+
+
+def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     """The message for state that a repeated call folds a graph into: `self.total += loss` in a
-    per-step method (the framework's loop over batches is the loop), or a running statistic that
-    `forward` updates from its input (`self.running_mean.mul_(m).add_(mean)`) and nothing resets."""
+    per-step method (the framework's loop over batches is the loop), `losses.append(loss)` in a
+    function the loop calls, or a running statistic that `forward` updates from its input
+    (`self.running_mean.mul_(m).add_(mean)`) and nothing resets."""
     role = next((r for r in (Role.STEP, *_FORWARD_CODE) if r in event.unit.roles), None)
-    root = root_name(event.target)
-    lifetime, kind = facts.container_kind(event.unit, event.target)
+    target = event.target if isinstance(event, Accumulation) else event.container
+    root = root_name(target)
+    lifetime, kind = facts.container_kind(event.unit, target)
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
+    if isinstance(event, Store):
+        grows = kind in ("list", "dict") or (event.concatenates and kind in (None, "tensor"))
+        if not grows or bounded_per_call(facts, event):
+            return None  # a bounded container, or one emptied in the call
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
         return None  # reset every call, or summed and backpropagated in the step
     if role is not Role.STEP and kind == "managed":
