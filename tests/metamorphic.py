@@ -1386,8 +1386,9 @@ def loop_body_to_training_step(fixture: Fixture) -> cst.Module | None:
         assert isinstance(loop, cst.For)
         function = cst.ensure_type(fixture.enclosing(loop, (cst.FunctionDef,)), cst.FunctionDef)
         shared = _loop_state(function, loop)
-        if shared is None:
-            continue
+        marked_here = [s for s in fixture.marked_statements if any(n is s for n in _walk(loop.body))]
+        if shared is None or any(_movable_loop(fixture, s) is None for s in marked_here):
+            continue  # a marked store moves too: in a step method, it would be TL001's
         names = {n: _fresh(fixture, n, taken) for n in ("_Step", "step", "lm", "batch", "batch_idx", "i")}
         lm = names["lm"]
         attributes = {n: _fresh(fixture, f"{n}_", taken) if n in _MODULE_ATTRIBUTES else n for n in shared}

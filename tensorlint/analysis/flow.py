@@ -623,6 +623,10 @@ class _Walker:
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
+        if not self.grad_enabled and (concatenates or self.facts.container_kind(self.unit, container)[1] == "tensor"):
+            # Under `no_grad`, `stats[i] = loss` copies into the tensor and `torch.cat` makes a new
+            # one, neither with history; a list or dict would still keep `loss` and its graph.
+            value = value.without_graph()
         loops = tuple(self.loops)
         store = Store(
             node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
@@ -640,6 +644,8 @@ class _Walker:
     ) -> None:
         if self._judged_at_calls(value):
             return
+        if not self.grad_enabled:
+            value = value.without_graph()  # arithmetic under `no_grad` records no history
         node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)

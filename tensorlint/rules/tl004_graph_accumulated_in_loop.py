@@ -82,7 +82,9 @@ class GraphAccumulatedInLoop(Rule):
       alive as in an evaluation loop (TL011 reports the flag).
 
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
-    decorator), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
+    decorator), including a loss computed before the block and written there into a stats tensor
+    (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
+    keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
     are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
@@ -267,7 +269,9 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
     if isinstance(event, Store):
-        grows = kind in ("list", "dict") or (event.concatenates and kind in (None, "tensor"))
+        # A slot of a tensor written in a function the loop calls chains history as `+=` does.
+        in_place = kind == "tensor" and event.unit.called_per_batch
+        grows = kind in ("list", "dict") or in_place or (event.concatenates and kind in (None, "tensor"))
         if not grows or bounded_per_call(facts, event):
             return None  # a bounded container, or one emptied in the call
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
