@@ -228,9 +228,14 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     in a global, a closure cell or a container its caller passes grows per batch. Its parameters
     take what the loop passes. (Methods of `self` are followed at the call, by their summaries.)"""
     for caller in index.units:
-        for loop in own_nodes(caller.node):
-            if not isinstance(loop, cst.For | cst.While) or not is_training_iteration(loop, caller, index.imports):
+        if not caller.has_loop:
+            continue
+        loops: list[cst.For | cst.While] = [loop for loop, _ in placed(caller, cst.For)]
+        loops += [loop for loop, _ in placed(caller, cst.While)]
+        for loop in loops:
+            if not is_training_iteration(loop, caller, index.imports):
                 continue
+            made_per_iteration: set[str] | None = None
             for call in calls_in(loop.body):
                 callee = caller.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
                 if callee is None or callee.roles or not isinstance(callee.node, cst.FunctionDef):
@@ -238,7 +243,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee.roles[Role.STEP] = f"`{callee.name}` (called once per batch by the loop in `{caller.name}`)"
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
-                made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
+                if made_per_iteration is None:
+                    made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 for param, arg in _given(call, callee):
                     if isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
                         callee.given_containers.setdefault(param, (caller, arg.value))  # made before the loop
