@@ -491,6 +491,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if last.endswith("Tensor") and namespace in ("torch", "torch.cuda"):
         return TENSOR  # torch.FloatTensor(...), torch.cuda.LongTensor(...)
     if namespace in _TENSOR_NAMESPACES and last[:1].islower() and last not in _TORCH_NON_TENSOR:
+        if last in _NO_GRAPH_METHODS:
+            return TENSOR  # `torch.argmax(p, 1)`, `torch.bincount(idx)`, `torch.eq(a, b)`: integers or booleans
         args = _join(evaluate(arg.value, scope) for arg in call.args)
         if last in _TORCH_SHAPED_LIKE:
             args = Value(tensor=True)  # `torch.zeros_like(x)` takes x's shape, not its history
@@ -503,6 +505,24 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         )
         return _derived(args.join(Value(graph=requires_grad)), scope)
     return None
+
+
+_INTEGER_DTYPES = frozenset(
+    ["long", "int", "int64", "int32", "int16", "int8", "uint8", "short", "bool", "LongTensor", "IntTensor",
+     "BoolTensor", "ByteTensor"]
+)  # fmt: skip
+
+
+def _integer_dtype(call: cst.Call, scope: Scope) -> bool:
+    """`x.to(torch.long)`, `x.to(dtype=torch.int64)`, `x.type(torch.LongTensor)`: an integer or
+    boolean result."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value != "dtype":
+            continue
+        qualified = scope.imports.qualify(arg.value)
+        if qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _INTEGER_DTYPES:
+            return True
+    return False
 
 
 def _device(call: cst.Call, scope: Scope) -> Value:
@@ -522,8 +542,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
     if recv.tensor:
         if name in _NON_TENSOR_METHODS or names_a_count(name):
             return SCALAR
-        if name in _NO_GRAPH_METHODS:
-            return TENSOR
+        if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
+            return TENSOR  # `.to(torch.long)`: integers carry no gradient
         return _derived(recv, scope)
     if name in ("detach", "detach_"):
         return TENSOR  # only tensors have .detach()
