@@ -1,0 +1,51 @@
+"""Hand-written variants of the shapes leaks take in training code: how many tensorlint reports.
+
+    python bench/variants.py
+
+`bench/variants/` holds small modules written for issue 15 (not mined, not tuned on: written
+before the analysis changed), each leak marked `# leak` on the line a finding should point at.
+A variant counts as found at its line, found elsewhere in the file (the closure, or the call of a
+helper that keeps the value), or missed. These are our own shapes: the number says what is
+covered, not how unseen code fares (bench/leakfixes.py measures that).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+VARIANTS = Path(__file__).resolve().parent / "variants"
+MARKER = "# leak"
+
+
+def main() -> None:
+    command = [sys.executable, "-m", "tensorlint", "--no-cache", "--isolated", "--exit-zero"]
+    out = subprocess.run([*command, "--output-format", "json", str(VARIANTS)], capture_output=True, text=True)
+    reported: dict[Path, set[int]] = defaultdict(set)
+    for finding in json.loads(out.stdout or "[]"):
+        reported[Path(finding["filename"]).resolve()].add(finding["location"]["row"])
+    at_line = elsewhere = 0
+    missed: list[str] = []
+    for path in sorted(VARIANTS.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for row, line in enumerate(lines, start=1):
+            if not line.rstrip().endswith(MARKER):
+                continue
+            rows = reported[path.resolve()]
+            where = f"{path.relative_to(VARIANTS)}:{row}"
+            if row in rows:
+                at_line += 1
+            elif rows:
+                elsewhere += 1
+                missed.append(f"{where} (reported at line {', '.join(map(str, sorted(rows)))})")
+            else:
+                missed.append(f"{where} (not reported)")
+    print(f"{at_line}/{at_line + len(missed)} found at the marked line, {elsewhere} more elsewhere in the file")
+    print("\n".join(missed))
+
+
+if __name__ == "__main__":
+    main()
