@@ -1482,9 +1482,11 @@ _MODULE_ATTRIBUTES = frozenset(
 
 
 def _movable_loop(fixture: Fixture, statement: cst.BaseStatement) -> cst.For | None:
-    """The `for` loop directly in a function's body around a marked TL004 statement, if its body can move."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and _line_codes(statement) == ["TL004"]):
+    """The loop around a marked TL004 accumulation (not a store) whose body can move into a step method."""
+    loop = _loop_around_marked(fixture, statement)
+    if loop is None:
         return None
+    assert isinstance(statement, cst.SimpleStatementLine)
     small = statement.body[0]
     accumulates = isinstance(small, cst.AugAssign) and not isinstance(small.value, cst.List | cst.Tuple)
     accumulates |= (
@@ -1492,17 +1494,9 @@ def _movable_loop(fixture: Fixture, statement: cst.BaseStatement) -> cst.For | N
         and all(isinstance(t.target, cst.Name) for t in small.targets)
         and not any(concatenated_operand(t.target, small.value) for t in small.targets)
     )
-    if not accumulates:
-        # A store into a container that a step method keeps (`torch.cat([preds, out])` too) is
-        # TL001's: kept until cleared.
-        return None
-    loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
-    if not isinstance(loop, cst.For) or loop.asynchronous or loop.orelse is not None:
-        return None
-    function = fixture.enclosing(loop, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.If, cst.With, cst.Try))
-    if not isinstance(function, cst.FunctionDef) or fixture.parents.get(loop) is not function.body:
-        return None
-    return None if any(isinstance(n, _NOT_MOVABLE) for n in _walk(loop.body)) else loop
+    # A store into a container that a step method keeps (`torch.cat([preds, out])` too) is TL001's:
+    # kept until cleared.
+    return loop if accumulates else None
 
 
 def _loop_state(function: cst.FunctionDef, loop: cst.For) -> list[str] | None:

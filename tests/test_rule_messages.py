@@ -36,10 +36,7 @@ def backpropagate(loss, optimizer):
     ],
 )
 def test_tl004_says_what_the_loop_frees(backward: str, says: str) -> None:
-    source = LOOP.format(backward=textwrap.indent(backward, " " * 8))
-    messages = [f.message for f in lint_source(source, "loop.py", codes=("TL004",))]
-    assert len(messages) == 1
-    assert says in messages[0]
+    assert says in _only_tl004_message(LOOP.format(backward=textwrap.indent(backward, " " * 8)))
 
 
 STEP = """
@@ -65,7 +62,9 @@ class Trainer:
     ],
 )
 def test_tl004_across_steps_says_what_the_step_frees(backward: str, says: str) -> None:
-    source = STEP.format(backward=textwrap.indent(backward, " " * 8))
-    messages = [f.message for f in lint_source(source, "step.py", codes=("TL004",))]
-    assert len(messages) == 1
-    assert says in messages[0]
+    assert says in _only_tl004_message(STEP.format(backward=textwrap.indent(backward, " " * 8)))
+
+
+def _only_tl004_message(source: str) -> str:
+    [message] = [f.message for f in lint_source(source, "train.py", codes=("TL004",))]
+    return message
