@@ -59,6 +59,7 @@ from tensorlint.analysis.names import (
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
+    arguments_by_position,
     assign_loop_step_roles,
     calls_and_yields,
     carried_names,
@@ -247,7 +248,7 @@ class _Walker:
         params = [p.name.value for p in unit_params(target)][1 if target.is_method else 0 :]
         return {
             params[position]
-            for position, arg in _arguments_by_position(call, target).items()
+            for position, arg in arguments_by_position(call, target).items()
             if position < len(params) and evaluate(arg, self).graph
         }
 
@@ -377,7 +378,7 @@ class _Walker:
                 return  # a caller not walked yet: keep what the parameters' own evidence says
             scope = _Walker(self.facts, caller)
             scope.env = dict(env)
-            for position, arg in _arguments_by_position(call, self.unit).items():
+            for position, arg in arguments_by_position(call, self.unit).items():
                 value = evaluate(arg, scope)
                 given[position] = given[position].join(value) if position in given else value
         for position, param in enumerate(params):
@@ -940,7 +941,7 @@ class _Walker:
             # (a caught exception is judged here, in the handler that caught it).
             return
         summary = summary_of(facts, target)
-        args = _arguments_by_position(call, target)
+        args = arguments_by_position(call, target)
         helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
         if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
             self._replay(summary, args, node, helper)
@@ -1417,24 +1418,6 @@ class _Substitution(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self.given.get(original_node.value, updated_node)
-
-
-def _arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
-    """The call's arguments by the position of the parameter they bind (keywords matched by name)."""
-    params = [p.name.value for p in unit_params(target)]
-    if target.is_method:
-        params = params[1:]
-    found: dict[int, cst.BaseExpression] = {}
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            break
-        if arg.keyword is None:
-            found[position] = arg.value
-            position += 1
-        elif arg.keyword.value in params:
-            found[params.index(arg.keyword.value)] = arg.value
-    return found
 
 
 def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:

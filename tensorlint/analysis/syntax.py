@@ -245,26 +245,32 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee.called_per_batch = True
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
-                for param, arg in _given(call, callee):
-                    if isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
-                        callee.given_containers.setdefault(param, (caller, arg.value))  # made before the loop
+                params = [p.name.value for p in all_params(callee.node.params)]
+                for position, arg in arguments_by_position(call, callee).items():
+                    if position < len(params) and isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
+                        callee.given_containers.setdefault(
+                            params[position], (caller, arg.value)
+                        )  # made before the loop
 
 
-def _given(call: cst.Call, callee: Unit) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """(parameter, argument) pairs of a call of a plain function: by position, then by keyword."""
-    if not isinstance(callee.node, cst.FunctionDef):
-        return
-    signature = callee.node.params
-    positional = [p.name.value for p in (*signature.posonly_params, *signature.params)]
-    named = {p.name.value for p in all_params(signature)}
-    for position, arg in enumerate(call.args):
+def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
+    """The call's arguments by the position of the parameter they bind (keywords matched by name;
+    a method's `self` is not counted)."""
+    node = target.node
+    params = [p.name.value for p in all_params(node.params)] if isinstance(node, cst.FunctionDef | cst.Lambda) else []
+    if target.is_method:
+        params = params[1:]
+    found: dict[int, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
         if arg.star:
-            return
-        if arg.keyword is not None:
-            if arg.keyword.value in named:
-                yield arg.keyword.value, arg.value
-        elif position < len(positional):
-            yield positional[position], arg.value
+            break
+        if arg.keyword is None:
+            found[position] = arg.value
+            position += 1
+        elif arg.keyword.value in params:
+            found[params.index(arg.keyword.value)] = arg.value
+    return found
 
 
 def carried_names(loop: cst.For | cst.While) -> set[str]:
