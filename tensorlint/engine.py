@@ -74,8 +74,11 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
         row, reason = too_deep
         where = Location(row, 1)
         return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
+    path = Path(filename)
+    located = path.suffix == ".py" and path.is_file()
+    project = (project or _PROJECT) if located else None
     try:
-        module = parse_module(source)
+        module = (project and project.parsed(path, source)) or parse_module(source)
     except cst.ParserSyntaxError as error:
         return [_syntax_error(error, source, filename)], False
     except (RecursionError, MemoryError) as error:
@@ -84,9 +87,7 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     if not rules:
         return [], True
     try:
-        path = Path(filename)
-        located = path.suffix == ".py" and path.is_file()
-        facts = analyze(module, path=path if located else None, project=(project or _PROJECT) if located else None)
+        facts = analyze(module, path=path if located else None, project=project)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
         located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
         facts.index.release()  # the tree is freed on return, by reference counting

@@ -139,3 +139,23 @@ def test_a_callable_loss_object_of_another_module_gives_each_returned_value_its_
         "        mloss = (mloss * i + loss_items) / (i + 1)\n        mtotal = (mtotal * i + loss) / (i + 1)\n"
     )
     assert [(f.location.row, f.code) for f in lint_file(main)] == [(15, "TL004")]
+
+
+def test_a_module_checked_after_a_file_that_imports_it_reuses_its_tree_with_the_same_findings(tmp_path: Path) -> None:
+    from tensorlint.analysis.project import Project
+    from tensorlint.engine import lint_source
+
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    helpers = tmp_path / "pkg" / "utils.py"
+    helpers.write_text(
+        HELPERS + "\n\ndef collect(xs, loader, model):\n    for x in loader:\n        xs.append(model(x))\n"
+    )
+    text = helpers.read_text(encoding="utf-8")
+    project = Project()
+    lint_source(train.read_text(encoding="utf-8"), str(train), project=project)
+    tree = project.parsed(helpers, text)
+    assert tree is not None and tree.code == text  # parsed once, for the import
+    assert project.parsed(helpers, text + "\n") is None  # another text (the file changed): parsed again
+    shared = lint_source(text, str(helpers), project=project)
+    assert shared == lint_source(text, str(helpers), project=Project())
+    assert [f.code for f in shared] == ["TL004"]

@@ -125,6 +125,7 @@ class _Walker:
         self.imports = facts.imports
         self.env: dict[str, Value] = {}
         self.grad_enabled = not self._decorated_no_grad()
+        self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
         self.returns = UNKNOWN
@@ -403,6 +404,7 @@ class _Walker:
             self._statement(statement)
 
     def _statement(self, statement: cst.BaseStatement) -> None:
+        self.call_values.clear()  # names and the grad mode change between statements
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 self._small(small)
@@ -526,6 +528,7 @@ class _Walker:
     # -- small statements ----------------------------------------------------------------------
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
+        self.call_values.clear()
         if isinstance(small, cst.Assign):
             self._effects(small.value)
             value = evaluate(small.value, self)

@@ -294,7 +294,7 @@ class _Indexer:
                 visit(self, node)
             if leave is not None:
                 stack.append((node, leave))
-            stack.extend((child, None) for child in reversed(list(children(node))))
+            stack += [(child, None) for child in reversed(children(node))]
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)

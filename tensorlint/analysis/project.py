@@ -45,6 +45,7 @@ class Project:
         # text (counting modules instead kept too few small ones and too many large ones).
         self._modules: OrderedDict[Path, Facts | None] = OrderedDict()
         self._sizes: dict[Path, int] = {}
+        self._texts: dict[Path, str] = {}  # the text each kept module was parsed from
         self.capacity_bytes = capacity_bytes
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
@@ -87,14 +88,28 @@ class Project:
         else:
             self._modules[key] = None  # an import cycle finds nothing rather than recursing
             size = _size(key)
-            self._modules[key] = _analyze(key, size, self, analyze)
+            analysed = _analyze(key, size, self, analyze)
+            self._modules[key] = analysed[0] if analysed else None
+            if analysed:
+                self._texts[key] = analysed[1]
             self._sizes[key] = size  # after: modules analysed on the way may have evicted `key`
             while len(self._modules) > 1 and sum(self._sizes.values()) > self.capacity_bytes:
                 oldest, dropped = self._modules.popitem(last=False)
                 self._sizes.pop(oldest, None)
+                self._texts.pop(oldest, None)
                 if dropped is not None:
                     self._dropped.append(dropped)
         return self._modules[key]
+
+    def parsed(self, path: Path, source: str) -> cst.Module | None:
+        """The tree of `path` if a module that imports it had it parsed from this very text: a
+        file checked after one that imports it is not parsed twice (trees are never changed)."""
+        key = path.resolve()
+        facts = self._modules.get(key)
+        if facts is None or self._texts.get(key) != source:
+            return None
+        tree = facts.index.module_unit.node
+        return tree if isinstance(tree, cst.Module) else None
 
     def release_dropped(self) -> None:
         """Free the modules dropped while a file was checked: what the kept modules learnt from
@@ -121,14 +136,16 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _analyze(path: Path, size: int, project: Project, analyze: Analyzer) -> Facts | None:
+def _analyze(path: Path, size: int, project: Project, analyze: Analyzer) -> tuple[Facts, str] | None:
+    """The module's facts and the text they were read from."""
     if size > _MAX_BYTES:
         return None
     try:
-        module = parse_module(read_source(path))
+        source = read_source(path)
+        module = parse_module(source)
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
-    return analyze(module, path, project)
+    return analyze(module, path, project), source
 
 
 def _candidates(importer: Path, module_name: str) -> list[Path]:

@@ -54,7 +54,7 @@ def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
 def _in_source_order(unit: Unit) -> Iterator[tuple[cst.CSTNode, Place]]:
     node = unit.node
     start = node.body if isinstance(node, (cst.FunctionDef, cst.Lambda)) else node
-    stack: Placed = [(child, Place()) for child in reversed(list(children(start)))]
+    stack: Placed = [(child, Place()) for child in reversed(children(start))]
     while stack:
         current, place = stack.pop()
         yield current, place
@@ -406,7 +406,7 @@ def calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
         if type(node) is cst.Lambda:
             stack.extend((p.default, False) for p in all_params(node.params) if p.default is not None)
             continue
-        stack.extend((child, False) for child in reversed(list(children(node))))
+        stack += [(child, False) for child in reversed(children(node))]
     return found
 
 

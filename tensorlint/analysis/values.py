@@ -290,6 +290,9 @@ class Scope(Protocol):
 
     imports: Imports
     grad_enabled: bool
+    # id(call) -> its value, while nothing the value depends on changes (the walker empties it
+    # at each statement): an expression's calls are asked for again as parts of larger ones.
+    call_values: dict[int, Value]
 
     def lookup(self, name: str) -> Value: ...
 
@@ -321,7 +324,10 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if type(expr) is cst.Attribute:
         return _attribute(expr, scope)
     if type(expr) is cst.Call:
-        return _call(expr, scope)
+        value = scope.call_values.get(id(expr))
+        if value is None:
+            value = scope.call_values[id(expr)] = _call(expr, scope)
+        return value
     if type(expr) is cst.Subscript:
         base = evaluate(expr.value, scope)
         if base.module and not base.tensor:

@@ -69,28 +69,30 @@ _NODE_TYPES = _node_types(cst.CSTNode)
 SCOPES = frozenset([cst.FunctionDef, cst.Lambda, cst.ClassDef])  # concrete classes: compared by type
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The child nodes that carry code, in field order (source order for bodies and arguments)."""
-    for name in _child_fields(type(node)):
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes that carry code, in field order (source order for bodies and arguments).
+    A list, not a generator: the walks below ask for millions of them, and a list is built faster."""
+    found: list[cst.CSTNode] = []
+    kind = type(node)
+    for name in _FIELDS.get(kind) or _child_fields(kind):
         value = getattr(node, name)
         kind = type(value)
         if kind in _NODE_TYPES:
-            yield value
+            found.append(value)
         elif kind is tuple or kind is list:
-            for item in value:
-                if type(item) in _NODE_TYPES:
-                    yield item
+            found += [item for item in value if type(item) in _NODE_TYPES]
+    return found
 
 
 def walk(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node below `node`, depth first; optionally not entering defs, lambdas and classes."""
-    stack = list(children(node))
+    stack = children(node)
     stack.reverse()
     while stack:
         current = stack.pop()
         yield current
         if not into_functions and type(current) in SCOPES:
             continue
-        below = list(children(current))
+        below = children(current)
         below.reverse()
-        stack.extend(below)
+        stack += below
