@@ -1137,8 +1137,8 @@ class _Walker:
         assigned: set[str] = set()
         reads: dict[str, set[str]] = {}
         calls_backward = fetches = False
-        for node in own_nodes(statement.body):
-            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+        for node in own_nodes(statement.body):  # compared by type: isinstance against LibCST's ABCs is slow
+            if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 read = names_in(node.value)
                 for target in targets:
@@ -1146,9 +1146,9 @@ class _Walker:
                     assigned |= names
                     for name in names:
                         reads.setdefault(name, set()).update(read)
-            elif isinstance(node, cst.For):
+            elif type(node) is cst.For:
                 assigned |= target_names(node.target)
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 called = callee_name(node)
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
                 # `next(it)`, or a loop over epochs that hands a loader to a training function

@@ -10,6 +10,7 @@ a per-step method (`training_step`) is the same. TL010 reports such states; TL01
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -60,19 +61,19 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     that calls `backward()` (or the calls of a training step), and never detaches or starts afresh."""
     if _decorated_no_grad(unit):
         return []
-    no_grad = _under_no_grad(unit)
+    no_grad = _NoGrad(unit)
     loops: list[tuple[cst.For | cst.While, Place]] = [*placed(unit, cst.For), *placed(unit, cst.While)]
     loops.sort(key=lambda item: -len(item[1].loops))  # innermost first: one state, one loop
     found: list[CarriedState] = []
     seen: set[int] = set()
     for loop, _ in loops:
-        backwards = tuple(call for call in calls_in(loop.body) if _is_backward(call) and id(call) not in no_grad)
-        if id(loop) in no_grad or not backwards:
+        backwards = tuple(call for call in calls_in(loop.body) if _is_backward(call) and id(call) not in no_grad.nodes)
+        if not backwards or id(loop) in no_grad.nodes:
             continue
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
         over_batches = is_training_iteration(loop, unit, facts.imports)
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
-            if id(state.node) in seen or id(state.node) in no_grad:
+            if id(state.node) in seen or id(state.node) in no_grad.nodes:
                 continue
             if not over_batches and _started_outside(facts, unit, loop, state.names):
                 continue  # the time steps of one batch, which starts the state afresh: one graph should span them
@@ -209,13 +210,13 @@ def _helpers(facts: Facts, unit: Unit, call: cst.Call) -> list[Unit]:
     return [found for found, _, _ in resolve_callable(facts.index, call.func, unit)]
 
 
-def _step_states(facts: Facts, unit: Unit, no_grad: set[int]) -> list[CarriedState]:
+def _step_states(facts: Facts, unit: Unit, no_grad: _NoGrad) -> list[CarriedState]:
     """`self.hidden` fed back into the call that computes it in each call of a training step, where
     no other method of the class (nor code outside it) resets or detaches it."""
     method = unit.method_unit()
     if method is not unit or Role.STEP not in unit.roles or unit.name in NO_GRAD_STEP_METHODS or unit.cls is None:
         return []
-    backwards = tuple(call for call in calls_in(unit.node) if _is_backward(call) and id(call) not in no_grad)
+    backwards = tuple(call for call in calls_in(unit.node) if _is_backward(call) and id(call) not in no_grad.nodes)
     returned: list[cst.BaseExpression] = []
     if unit.name in TRAINING_STEPS:
         returned = [n.value for n in own_nodes(unit.node) if isinstance(n, cst.Return) and n.value is not None]
@@ -227,7 +228,7 @@ def _step_states(facts: Facts, unit: Unit, no_grad: set[int]) -> list[CarriedSta
         names = tuple(
             name for name in state.names if name.startswith(prefix) and not _reset_elsewhere(facts, unit, name)
         )
-        if names and id(state.node) not in no_grad:
+        if names and id(state.node) not in no_grad.nodes:
             states.append(CarriedState(state.node, names, None, backwards))
     return states
 
@@ -310,13 +311,20 @@ def _is_backward(call: cst.Call) -> bool:
     return callee_name(call) in BACKWARD_CALLS
 
 
-def _under_no_grad(unit: Unit) -> set[int]:
-    """The nodes of the unit inside `with torch.no_grad():` or `torch.inference_mode()`."""
-    inside: set[int] = set()
-    for node, _ in placed(unit, cst.With):
-        if any(isinstance(item.item, cst.Call) and callee_name(item.item) in _NO_GRAD for item in node.items):
-            inside.update(id(inner) for inner in own_nodes(node.body))
-    return inside
+class _NoGrad:
+    """The nodes of the unit inside `with torch.no_grad():` or `torch.inference_mode()`, found
+    when first asked: most units never call `backward()`, and then nobody asks."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+
+    @functools.cached_property
+    def nodes(self) -> set[int]:
+        inside: set[int] = set()
+        for node, _ in placed(self.unit, cst.With):
+            if any(isinstance(item.item, cst.Call) and callee_name(item.item) in _NO_GRAD for item in node.items):
+                inside.update(id(inner) for inner in own_nodes(node.body))
+        return inside
 
 
 def _decorated_no_grad(unit: Unit) -> bool:

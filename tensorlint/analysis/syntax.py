@@ -87,7 +87,7 @@ def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    return [inner for inner in own_nodes(node) if isinstance(inner, cst.Call)]
+    return [inner for inner in own_nodes(node) if type(inner) is cst.Call]
 
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
@@ -282,7 +282,7 @@ def carried_names(loop: cst.For | cst.While) -> set[str]:
     fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
     carried: set[str] = set()
     for node in own_nodes(loop.body):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+        if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             names = set().union(*(target_names(t) for t in targets))
             carried |= (names & names_in(node.value)) - fresh
@@ -384,10 +384,10 @@ def target_names(target: cst.BaseExpression) -> set[str]:
 def assigned_names(body: cst.BaseSuite) -> set[str]:
     names: set[str] = set()
     for node in own_nodes(body):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 names |= {n for n in target_names(target.target) if "." not in n}
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
+        elif type(node) is cst.AnnAssign or type(node) is cst.AugAssign or type(node) is cst.For:
             names |= {n for n in target_names(node.target) if "." not in n}
     return names
 
@@ -456,9 +456,9 @@ def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
     """The hook registration whose handle `expr` holds: `m.register_forward_hook(f)` itself, inside
     a tuple or dict, or a name the unit binds to one (`h = t.register_hook(f)`)."""
     for node in [expr, *own_nodes(expr)]:
-        if isinstance(node, cst.Call) and callee_name(node) in _HOOK_REGISTRATIONS:
+        if type(node) is cst.Call and callee_name(node) in _HOOK_REGISTRATIONS:
             return node
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             for value in unit.bindings.get(node.value, []):
                 if isinstance(value, cst.Call) and callee_name(value) in _HOOK_REGISTRATIONS:
                     return value
