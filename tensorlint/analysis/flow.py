@@ -180,6 +180,10 @@ class _Walker:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
 
+    def is_local_function(self, name: str) -> bool:
+        found = self.unit.lookup_def(name)
+        return found is not None and isinstance(found.node, cst.FunctionDef)
+
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
         if cls is None:

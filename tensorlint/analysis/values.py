@@ -302,6 +302,10 @@ class Scope(Protocol):
 
     def is_local_module_class(self, name: str) -> bool: ...
 
+    def is_local_function(self, name: str) -> bool:
+        """Whether `name` is a function defined in this file, in scope here."""
+        ...
+
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         """The value of `Name(...)` when `Name` is a class of this module."""
         ...
@@ -490,6 +494,11 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return TENSOR  # a leaf: it requires grad but carries no history
     if is_torch_module_class(qualified):
         return MODULE
+    if qualified == "torch.compile" and call.args:
+        # `update = torch.compile(update)` compiles a function: calling it runs that function.
+        compiled = call.args[0].value
+        if type(compiled) is cst.Name and scope.is_local_function(compiled.value):
+            return evaluate(compiled, scope)
     if qualified == "torch.compile" or qualified.startswith(("torchvision.models.", "timm.create_model")):
         return MODULE
     if last == "from_pretrained" and "Model" in qualified:
