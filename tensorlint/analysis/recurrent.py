@@ -59,8 +59,8 @@ class CarriedState:
 def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     """States the unit feeds back into the call that computes them, across the iterations of a loop
     that calls `backward()` (or the calls of a training step), and never detaches or starts afresh."""
-    if _decorated_no_grad(unit):
-        return []
+    if not (unit.has_loop or Role.STEP in unit.roles) or _decorated_no_grad(unit):
+        return []  # neither a loop nor a training step: nothing is carried from one into the next
     no_grad = _NoGrad(unit)
     loops: list[tuple[cst.For | cst.While, Place]] = [*placed(unit, cst.For), *placed(unit, cst.While)]
     loops.sort(key=lambda item: -len(item[1].loops))  # innermost first: one state, one loop
