@@ -102,6 +102,18 @@ _NO_GRAD_CONTEXTS = frozenset(
 )
 
 
+def _checks_bfloat16(call: cst.Call) -> bool:
+    """`torch.cuda.amp.autocast(dtype=torch.bfloat16)` asks the GPU whether it supports bfloat16,
+    which initialises CUDA; otherwise autocast only sets thread-local flags. Measured on an H200
+    in forked DataLoader workers after the parent used CUDA: `enabled=False` and the default
+    float16 ran without initialising CUDA, bfloat16 raised RuntimeError."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    enabled, dtype = keywords.get("enabled"), keywords.get("dtype")
+    if isinstance(enabled, cst.Name) and enabled.value == "False":
+        return False
+    return dtype is not None and (dotted_name(dtype) or "").endswith(("bfloat16", "bf16"))
+
+
 def _annotation_words(param: cst.Param) -> set[str]:
     """The names in a parameter's annotation: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
     if param.annotation is None:
@@ -1123,7 +1135,9 @@ class _Walker:
         qualified = self.imports.qualify(call.func)
         if qualified is not None and qualified.startswith("torch.cuda."):
             last = qualified.rsplit(".", 1)[-1]
-            return None if last in CUDA_SAFE else CudaWork(call, self.unit, f"`{qualified}()`")
+            if last in CUDA_SAFE or (last == "autocast" and not _checks_bfloat16(call)):
+                return None
+            return CudaWork(call, self.unit, f"`{qualified}()`")
         if recv is not None and name == "cuda":
             return CudaWork(call, self.unit, "`.cuda()`")
         positional = [a for a in call.args if a.keyword is None]

@@ -64,12 +64,6 @@ _TORCH_NON_TENSOR = frozenset(
         "no_grad",
         "enable_grad",
         "inference_mode",
-        "set_grad_enabled",
-        "is_tensor",
-        "is_grad_enabled",
-        "is_floating_point",
-        "is_complex",
-        "is_storage",
         "numel",
         "manual_seed",
         "seed",
@@ -78,9 +72,6 @@ _TORCH_NON_TENSOR = frozenset(
         "load",
         "compile",
         "get_default_dtype",
-        "set_default_dtype",
-        "set_printoptions",
-        "set_num_threads",
         "get_num_threads",
         "use_deterministic_algorithms",
         "typename",
@@ -89,12 +80,17 @@ _TORCH_NON_TENSOR = frozenset(
         "iinfo",
         "Size",
         "Generator",
-        "is_inference_mode_enabled",
-        "set_default_device",
         "get_default_device",
-        "set_float32_matmul_precision",
     ]
 )
+
+
+def _torch_non_tensor(name: str) -> bool:
+    """torch functions that return no tensor: the list above, queries (`torch.is_autocast_enabled()`,
+    `torch.cuda.is_available()`: Python bools) and setters."""
+    return name in _TORCH_NON_TENSOR or name.startswith(("is_", "set_"))
+
+
 # torch functions that make a new tensor shaped like their argument, without its autograd history.
 _TORCH_SHAPED_LIKE = frozenset(
     ["zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"]
@@ -159,6 +155,7 @@ _NON_TENSOR_METHODS = frozenset(
         "is_floating_point",
         "backward",
         "register_hook",
+        "keys",  # a dict's (or a TensorDict's) keys: names, not tensors
     ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
@@ -505,7 +502,7 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return MODULE
     if last.endswith("Tensor") and namespace in ("torch", "torch.cuda"):
         return TENSOR  # torch.FloatTensor(...), torch.cuda.LongTensor(...)
-    if namespace in _TENSOR_NAMESPACES and last[:1].islower() and last not in _TORCH_NON_TENSOR:
+    if namespace in _TENSOR_NAMESPACES and last[:1].islower() and not _torch_non_tensor(last):
         if last in _NO_GRAPH_METHODS:
             return TENSOR  # `torch.argmax(p, 1)`, `torch.bincount(idx)`, `torch.eq(a, b)`: integers or booleans
         args = _join(evaluate(arg.value, scope) for arg in call.args)

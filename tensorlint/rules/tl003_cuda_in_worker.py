@@ -22,7 +22,7 @@ class CudaInWorker(Rule):
     (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
     dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA, and
-    `torch.cuda.*` calls other than seeding and queries.
+    `torch.cuda.*` calls other than seeding, queries and autocast (unless it asks for bfloat16).
 
     ## Why is this bad?
     With `num_workers > 0` this code runs in separate processes. Under the `fork` start method
@@ -34,8 +34,11 @@ class CudaInWorker(Rule):
     advise against returning CUDA tensors from workers and recommend `pin_memory=True`.
 
     Not reported: code that every loader visibly running it keeps in the main process
-    (`num_workers` absent or a literal `0`), `.to(dtype)`, `.to("cpu")`, and
-    `torch.cuda.manual_seed`.
+    (`num_workers` absent or a literal `0`), `.to(dtype)`, `.to("cpu")`,
+    `torch.cuda.manual_seed`, and `torch.cuda.amp.autocast()` disabled or in float16: it only sets
+    thread-local flags (on an H200, in forked workers after the parent used CUDA, it ran without
+    initialising CUDA; with `dtype=torch.bfloat16` it asks the GPU whether bfloat16 is supported,
+    and the worker raised `RuntimeError`).
 
     ## Example
     ```python
