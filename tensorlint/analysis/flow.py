@@ -864,6 +864,7 @@ class _Walker:
             hook_params = [p.name.value for p in unit_params(self.unit)][self.unit.skip_params :]
             params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
+        loop_targets -= self._fixed_in_loops(params | loop_targets)
         names = _identity_names(key)
         if names & (params | loop_targets):
             return True
@@ -871,6 +872,18 @@ class _Walker:
         return any(
             _identity_names(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name]
         )
+
+    def _fixed_in_loops(self, varying: set[str]) -> set[str]:
+        """Names the loops around assign only from values that read none of the `varying` names
+        for what they are, never what they iterate over: `name = type(layer).__name__`."""
+        iterated = {n for loop in self.loops if isinstance(loop.node, cst.For) for n in target_names(loop.node.target)}
+        return {
+            name
+            for loop in self.loops
+            for name in loop.assigned - iterated
+            if self.unit.bindings.get(name)
+            and not any(_identity_names(value) & varying for value in self.unit.bindings[name])
+        }
 
     # -- expressions with effects --------------------------------------------------------------
 
@@ -1280,14 +1293,19 @@ def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool
 
 
 _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])
+# A class and its names: as many keys as there are classes (`type(layer).__name__`).
+_CLASS_ATTRIBUTES = frozenset(["__class__", "__name__", "__qualname__"])
 
 
 def _identity_names(node: cst.CSTNode) -> set[str]:
-    """The names a key reads for what they are, not for their shape: in `(x.shape[-1], x.device)`
-    none (a memo per shape takes a few values); in `x` or `id(x)`, `x` (new every call)."""
-    if isinstance(node, cst.Attribute) and node.attr.value in _SHAPE_ATTRIBUTES:
+    """The names a key reads for what they are, not for their shape or class: in `(x.shape[-1],
+    x.device)` or `type(x).__name__` none (a memo per shape or class takes a few values); in `x` or
+    `id(x)`, `x` (new every call)."""
+    if isinstance(node, cst.Attribute) and (
+        node.attr.value in _SHAPE_ATTRIBUTES or node.attr.value in _CLASS_ATTRIBUTES
+    ):
         return set()
-    if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len"):
+    if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len", "type"):
         return set()
     if isinstance(node, cst.Name):
         return {node.value}

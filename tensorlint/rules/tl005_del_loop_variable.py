@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from tensorlint.analysis import Facts, Unit, callee_name, declared_container, dotted_name, own_nodes, placed
+from tensorlint.analysis import Facts, Unit, callee_name, declared_container, dotted_name, names_in, own_nodes, placed
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 
@@ -29,7 +29,8 @@ class DelLoopVariable(Rule):
     does not show to be a container (the loop variable may then be the last reference, and
     `del` frees it, as in `for batch in loader: ...; del batch`); a loop variable rebound in
     the body before the `del` (`t = t.cuda()` makes a new tensor that `del` does free); keys
-    of a dict.
+    of a dict; a loop that only deletes, over a local container, at the end of its function (the
+    items go with the container when the call returns, right after the loop).
 
     ## Example
     ```python
@@ -126,6 +127,8 @@ class DelLoopVariable(Rule):
         if not held:
             return
         container, names = held
+        if _dies_after(unit, loop, container):
+            return
         rebound = _assigned_in(loop.body)
         for node in own_nodes(loop.body):
             if not isinstance(node, cst.Del):
@@ -180,6 +183,47 @@ def _held_targets(
     return iterable, _names(target)
 
 
+def _dies_after(unit: Unit, loop: cst.For, container: cst.BaseExpression) -> bool:
+    """A loop that only deletes, over a local container, as the last thing its function does (a
+    `return` that does not hand the container back may follow): the items go with the container
+    when the call ends, right after the loop. (A loop that works on each item and deletes it as it
+    goes means to lower the peak during the loop: that `del` is reported.)"""
+    if not (_only_deletes(loop) and isinstance(unit.node, cst.FunctionDef) and isinstance(container, cst.Name)):
+        return False
+    name = container.value
+    if name not in unit.bindings or name in unit.declared_global or name in unit.declared_nonlocal:
+        return False
+    return _last_in(unit.node.body, loop, name)
+
+
+def _last_in(block: cst.BaseSuite | cst.Else, loop: cst.For, name: str) -> bool:
+    """Whether `loop` is the last statement `block` runs, through `if`, `with` and `try` blocks, followed
+    at most by `return`s that do not read `name`."""
+    statements = list(block.body) if isinstance(block.body, Sequence) else []
+    for position, statement in enumerate(statements):
+        if statement is not loop and loop not in set(own_nodes(statement)):
+            continue
+        for after in statements[position + 1 :]:
+            small = after.body[0] if isinstance(after, cst.SimpleStatementLine) and len(after.body) == 1 else None
+            if not isinstance(small, cst.Return) or (small.value is not None and name in names_in(small.value)):
+                return False
+        if statement is loop:
+            return True
+        if isinstance(statement, cst.With) or (
+            isinstance(statement, cst.Try) and statement.orelse is None and statement.finalbody is None
+        ):
+            return _last_in(statement.body, loop, name)
+        branch: cst.CSTNode | None = statement
+        while isinstance(branch, cst.If):
+            if _last_in(branch.body, loop, name):
+                return True
+            if isinstance(branch.orelse, cst.Else):
+                return _last_in(branch.orelse.body, loop, name)
+            branch = branch.orelse
+        return False
+    return False
+
+
 def _pair(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Tuple) and len(target.elements) == 2
 
@@ -214,16 +258,24 @@ def _assigned_in(body: cst.BaseSuite) -> set[str]:
     return names
 
 
+def _only_deletes(loop: cst.For, names: set[str] | None = None) -> bool:
+    """Whether the loop's body is nothing but `del` statements (of `names` only, when given)."""
+    if loop.orelse is not None or not isinstance(loop.body, cst.IndentedBlock):
+        return False
+    return all(
+        isinstance(statement, cst.SimpleStatementLine)
+        and all(
+            isinstance(small, cst.Del) and (names is None or set(_del_names(small)) <= names)
+            for small in statement.body
+        )
+        for statement in loop.body.body
+    )
+
+
 def _fix(facts: Facts, unit: Unit, loop: cst.For, container: cst.BaseExpression, names: set[str]) -> NodeFix | None:
     """`for t in xs: del t` -> `xs.clear()`, when deleting is all the loop does."""
-    if loop.orelse is not None or not isinstance(loop.body, cst.IndentedBlock):
+    if not _only_deletes(loop, names):
         return None
-    for statement in loop.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return None
-        for small in statement.body:
-            if not (isinstance(small, cst.Del) and set(_del_names(small)) <= names):
-                return None
     if declared_container(facts.index, unit, container) not in ("list", "dict", "set"):
         return None
     if isinstance(container, cst.Name) and not unit.lookup_bindings(container.value):
