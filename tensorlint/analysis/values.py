@@ -8,6 +8,7 @@ from typing import Protocol
 import libcst as cst
 
 from tensorlint.analysis.names import Imports, callee_name, receiver, string_value
+from tensorlint.source import MODEL_WORDS
 
 
 @dataclass(frozen=True)
@@ -232,16 +233,10 @@ def is_module_forward_method(name: str) -> bool:
     return name == "forward" or name.startswith(("forward_", "encode", "decode", "extract_feat"))
 
 
-_MODEL_NAMES = frozenset(
-    ["model", "net", "network", "module", "encoder", "decoder", "backbone", "generator", "discriminator",
-     "teacher", "student", "policy", "critic", "actor", "classifier", "unet", "transformer"]
-)  # fmt: skip
-
-
 def is_model_name(name: str) -> bool:
     """A parameter named like a network: `model`, `net`, `ema_model`, `text_encoder`."""
     lowered = name.lower()
-    return lowered in _MODEL_NAMES or lowered.rsplit("_", 1)[-1] in _MODEL_NAMES - {"module"}
+    return lowered in MODEL_WORDS or lowered.rsplit("_", 1)[-1] in MODEL_WORDS - {"module"}
 
 
 def names_a_count(name: str) -> bool:
