@@ -17,17 +17,17 @@ from pathlib import Path
 
 # A file can give a finding only if it names torch or Lightning, or shows what the analysis takes
 # as evidence without them: hooks, `backward()`, CUDA, `forward` and per-step methods, losses and
-# criteria, tensor and module annotations, networks called by their names (`model(x)`,
-# `self.encoder(x)`: the word alone, in `model_name` or a docstring, is no evidence), datasets,
-# loaders and their callbacks. Widen it with the analysis: tests/test_screen.py checks that it
-# never hides a finding.
+# criteria, tensor and module annotations, networks and losses called by their names (`model(x)`,
+# `self.encoder(x)`, `loss_fn(out, y)`: the word alone, in `model_name` or a docstring, makes no
+# value), datasets, loaders and their callbacks. Widen it with the analysis: tests/test_screen.py
+# checks that it never hides a finding.
 MODEL_WORDS = frozenset(
     ["model", "net", "network", "module", "encoder", "decoder", "backbone", "generator", "discriminator",
      "teacher", "student", "policy", "critic", "actor", "classifier", "unet", "transformer"]
 )  # fmt: skip  # the analysis's names for networks (analysis/values.py), here without LibCST
 _SCREEN = re.compile(
-    r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss|Tensor|\bModule\b|Dataset|DataLoader|collate"
-    rf"|worker_init|\.eval\(|\.parameters\(|(?:{'|'.join(sorted(MODEL_WORDS))})\s*\("
+    r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss\w*\(|Tensor|\bModule\b|Dataset|DataLoader"
+    rf"|collate|worker_init|\.eval\(|\.parameters\(|(?<![A-Za-z0-9])(?:{'|'.join(sorted(MODEL_WORDS))})\("
 )
 NOTEBOOK_SUFFIX = ".ipynb"  # here, not in tensorlint.notebook: finding files must not import that
 # Another framework's code (MXNet, TensorFlow, JAX, Paddle) in a file that never names torch: its

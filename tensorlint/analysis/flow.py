@@ -1486,12 +1486,15 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph."""
     if not isinstance(unit.node, cst.FunctionDef):
         return NO_SUMMARY
-    plain = _Walker(_scratch(facts), unit, arguments=UNKNOWN)
-    plain.run()
-    scratch = _scratch(facts)
-    given_graph = _Walker(scratch, unit, arguments=GRAPH)
-    given_graph.run()
     params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
+    scratch = _scratch(facts)
+    plain = given_graph = _Walker(scratch, unit, arguments=UNKNOWN)
+    plain.run()
+    if any(not (unit.is_method and p.name.value == unit.self_name) for p in unit_params(unit)):
+        # (without a parameter to bind, what the arguments carry changes nothing: one walk serves)
+        scratch = _scratch(facts)
+        given_graph = _Walker(scratch, unit, arguments=GRAPH)
+        given_graph.run()
     forwarded = _argument_statements(unit, set(params))
     replayed = {id(n) for statement in forwarded for n in (statement, *walk(statement))}
     keeps: dict[int, tuple[str, str]] = {}
