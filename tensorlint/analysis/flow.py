@@ -269,14 +269,15 @@ class _Walker:
             if position < len(params) and evaluate(arg, self).graph
         }
 
-    def _callee_unit(self, call: cst.Call) -> tuple[Facts, Unit] | None:
-        """The function or method of the project that a call runs, when the code says which."""
+    def _callee_unit(self, call: cst.Call, *, read_modules: bool = True) -> tuple[Facts, Unit] | None:
+        """The function or method of the project that a call runs, when the code says which; with
+        `read_modules` False, only where no module has to be read for it."""
         func = call.func
         if isinstance(func, cst.Name):
             found = self.unit.lookup_def(func.value)
             if found is not None:
                 return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
-            imported = resolve_import(self.facts, func.value)
+            imported = resolve_import(self.facts, func.value) if read_modules else None
             if imported is not None:
                 facts, name = imported
                 unit = facts.index.module_unit.defs.get(name)
@@ -907,14 +908,17 @@ class _Walker:
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
             self._in_place_update(call, recv)
-        # Only a tensor, a closure or a hook's handle handed over can be kept: a helper of another
-        # module is not read for a call without one.
+        # Only a tensor, a closure or a hook's handle handed over can be kept: a helper is not read
+        # for a call without one, and a helper of another module only for a graph, a closure or a
+        # handle (reading every module that a tensor is handed to made the corpus 10% slower).
         given = [evaluate(arg.value, self) for arg in call.args]
         handles = any(hook_registration(arg.value, self.unit) for arg in call.args)
-        if handles or any(value.tensor or value.closure for value in given):
+        if handles or any(value.graph or value.closure for value in given):
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
+        elif any(value.tensor for value in given) and (known := self._callee_unit(call, read_modules=False)):
+            self._helper_effects(call, *known)
         elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
             # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`);
             # not to every logger in the project's modules that an `except` block calls.
