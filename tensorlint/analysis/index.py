@@ -627,13 +627,15 @@ def run_once_calls(caller: Unit) -> set[int]:
     """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
     once: set[int] = set()
     for node in walk(caller.node, into_functions=False):
-        if not isinstance(node, cst.If):
+        if type(node) is not cst.If:
             continue
         guarded = _lazily_set(node.test)
+        if guarded is None or "." not in guarded:
+            continue
         assigned = {
             dotted_name(t.target) for inner in walk(node.body) if isinstance(inner, cst.Assign) for t in inner.targets
         }
-        if guarded is not None and "." in guarded and guarded in assigned:
+        if guarded in assigned:
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
 
@@ -651,7 +653,7 @@ def _lazily_set(test: cst.BaseExpression) -> str | None:
 
 def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
     for node in walk(caller.node, into_functions=False):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             yield from ((node, callee) for callee in _called_units(index, node, caller))
 
 
