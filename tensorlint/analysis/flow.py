@@ -910,7 +910,8 @@ class _Walker:
             self._in_place_update(call, recv)
         # Only a tensor, a closure or a hook's handle handed over can be kept: a helper is not read
         # for a call without one, and a helper of another module only for a graph, a closure or a
-        # handle (reading every module that a tensor is handed to made the corpus 10% slower).
+        # handle (most calls in library code hand over tensors: reading each callee's module for
+        # them cost 4% of the time on a sample of torch and transformers).
         given = [evaluate(arg.value, self) for arg in call.args]
         handles = any(hook_registration(arg.value, self.unit) for arg in call.args)
         if handles or any(value.graph or value.closure for value in given):
@@ -1487,7 +1488,8 @@ def summary_of(facts: Facts, unit: Unit) -> Summary:
 
 
 def summarize(facts: Facts, unit: Unit) -> Summary:
-    """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph."""
+    """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph
+    (once when it has no parameter to bind: the two walks would be the same)."""
     if not isinstance(unit.node, cst.FunctionDef):
         return NO_SUMMARY
     params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
@@ -1495,7 +1497,6 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     plain = given_graph = _Walker(scratch, unit, arguments=UNKNOWN)
     plain.run()
     if any(not (unit.is_method and p.name.value == unit.self_name) for p in unit_params(unit)):
-        # (without a parameter to bind, what the arguments carry changes nothing: one walk serves)
         scratch = _scratch(facts)
         given_graph = _Walker(scratch, unit, arguments=GRAPH)
         given_graph.run()

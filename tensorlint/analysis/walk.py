@@ -73,8 +73,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that carry code, in field order (source order for bodies and arguments).
     A list, not a generator: the walks below ask for millions of them, and a list is built faster."""
     found: list[cst.CSTNode] = []
-    kind = type(node)
-    for name in _FIELDS.get(kind) or _child_fields(kind):
+    for name in _FIELDS.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
         if kind in _NODE_TYPES:

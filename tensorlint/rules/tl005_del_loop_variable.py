@@ -197,11 +197,11 @@ def _dies_after(unit: Unit, loop: cst.For, container: cst.BaseExpression) -> boo
 
 
 def _last_in(block: cst.BaseSuite | cst.Else, loop: cst.For, name: str) -> bool:
-    """Whether `loop` is the last statement `block` runs, through `if`, `with` and `try` blocks, followed
-    at most by `return`s that do not read `name`."""
+    """Whether `loop` is the last statement `block` runs, through `if`, `with` and `try` blocks,
+    followed at most by `return`s that do not read `name`."""
     statements = list(block.body) if isinstance(block.body, Sequence) else []
     for position, statement in enumerate(statements):
-        if statement is not loop and loop not in set(own_nodes(statement)):
+        if statement is not loop and not any(node is loop for node in own_nodes(statement)):
             continue
         for after in statements[position + 1 :]:
             small = after.body[0] if isinstance(after, cst.SimpleStatementLine) and len(after.body) == 1 else None
