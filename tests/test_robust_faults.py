@@ -87,9 +87,13 @@ def test_timeout_flag_reaches_the_check_and_rejects_nonsense(tmp_path: Path) -> 
 
 
 CTRL_C_DRIVER = """
-import os, sys, time
+import os, signal, sys, time
 import tensorlint.engine
 from tensorlint.cli import main
+
+# As in a terminal: a suite started in the background of a shell script inherits SIGINT ignored,
+# and Python then leaves it ignored (rightly: so would the CLI).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def slow(path, **options):
     open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
