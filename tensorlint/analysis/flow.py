@@ -62,6 +62,7 @@ from tensorlint.analysis.syntax import (
     arguments_by_position,
     assign_loop_step_roles,
     calls_and_yields,
+    calls_in,
     carried_names,
     concatenated_operand,
     free_names,
@@ -70,6 +71,7 @@ from tensorlint.analysis.syntax import (
     iterates_loader,
     own_nodes,
     placed,
+    removes_handles,
     reset_every_iteration,
     target_names,
 )
@@ -286,7 +288,7 @@ class _Walker:
             return self._method_of(func, "__call__")
         if not isinstance(func, cst.Attribute):
             return None
-        return self._method_of(func.value, func.attr.value)
+        return self._method_of(func.value, func.attr.value) or self._method_named_for(func.value, func.attr.value)
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
@@ -300,6 +302,17 @@ class _Walker:
             if method is not None:
                 return facts, facts.index.method_units[id(method)]
         return None
+
+    def _method_named_for(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
+        """`logger.log_later(fn)` where `logger` is a parameter the file never builds: the method of
+        the one class of this file that defines it. Not for the methods of builtin containers
+        (`update`, `append`, `get`): `results.update(outputs)` beside an `AverageMeter` is a dict's."""
+        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS or evaluate(owner, self) != UNKNOWN:
+            return None  # a tensor, a module, a number or an instance the code shows: not guessed
+        definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
+        if len(definers) != 1:
+            return None
+        return self.facts, self.index.method_units[id(definers[0].methods[method_name])]
 
     def closure_value(self, node: cst.Lambda) -> Value:
         return self._closure(node, free_names(node), node.params)
@@ -986,10 +999,8 @@ class _Walker:
             return
         for position, (kept_in, how) in summary.keeps.items():
             arg = args.get(position)
-            if arg is None or not ((value := evaluate(arg, self)).graph or value.exception):
+            if arg is None:
                 continue
-            if not value.graph and position not in summary.kept_as_is:
-                continue  # an exception is kept only as itself, not as a message made from it
             # The helper object's attribute accumulates (`meter.sum`); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
             head, _, attribute = kept_in.partition(".")
@@ -997,6 +1008,12 @@ class _Walker:
                 target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
             else:
                 target_expr = owner if owner is not None else cst.Name(head)
+            value = evaluate(arg, self)
+            self._escape(value, f"kept by `{helper}` in `{kept_in}`", target_expr)  # a callback it keeps
+            if not (value.graph or value.exception):
+                continue
+            if not value.graph and position not in summary.kept_as_is:
+                continue  # an exception is kept only as itself, not as a message made from it
             via = f"`{helper}` {how} `{kept_in}`"
             self._accumulate(node, target_expr, value, arg, via=via)
         stores: list[tuple[int, int, int | None]] = [(p, into, None) for p, into in summary.appends_into.items()]
@@ -1050,7 +1067,34 @@ class _Walker:
                     self.tensor_hooks.append((closure, recv.value))
             return
         for arg in call.args:
-            self._escape(evaluate(arg.value, self), f"registered with `{callee_name(call)}`")
+            value = evaluate(arg.value, self)
+            if value.closure is not None and not self._removed_before_return(call):
+                self._escape(value, f"registered with `{callee_name(call)}`")
+
+    def _removed_before_return(self, registration: cst.Call) -> bool:
+        """The hook ends with the call: `h = m.register_forward_hook(fn); ...; h.remove()`, or its
+        handle put in a list whose handles the function removes (`for h in handles: h.remove()`)."""
+        holder = None
+        for node in own_nodes(self.unit.node):
+            if type(node) is cst.Assign and node.value is registration and len(node.targets) == 1:
+                holder = dotted_name(node.targets[0].target)
+            elif type(node) is cst.AugAssign and _contains(node.value, registration):
+                holder = dotted_name(node.target)  # handles += [m.register_forward_hook(fn)]
+            elif (
+                type(node) is cst.Call
+                and callee_name(node) in STORE_METHODS
+                and any(_contains(arg.value, registration) for arg in node.args)
+            ):
+                holder = dotted_name(receiver(node) or node)  # handles.append(...), .extend([...])
+            if holder is not None:
+                break
+        if holder is None:
+            return False
+        removed = any(
+            callee_name(call) == "remove" and not call.args and dotted_name(receiver(call) or call) == holder
+            for call in calls_in(self.unit.node)
+        )
+        return removed or removes_handles(self.unit.node, holder)
 
     def _find_hook_cycles(self) -> None:
         """`y.register_hook(lambda g: self.save(g))` with `self.out = y`: self -> y -> hook -> self."""
@@ -1237,6 +1281,11 @@ _OVERWRITES = frozenset(["copy_", "fill_", "index_copy_", "index_put_", "scatter
 _INDEXED_WRITES = frozenset(
     ["index_copy_", "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "masked_fill_"]
 )
+
+
+def _contains(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    """Whether `node` itself is `expr` or inside it."""
+    return expr is node or any(inner is node for inner in walk(expr))
 
 
 def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
@@ -1437,6 +1486,9 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     return value
 
 
+# Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is
+# not evidence that an unknown receiver is its instance.
+_CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
 
 

@@ -86,6 +86,30 @@ def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return walk(node, into_functions=False)
 
 
+def mentions(expr: cst.BaseExpression, dotted: str) -> bool:
+    """Whether `expr` reads the name or attribute chain `dotted`: `len(self.handles)` reads `self.handles`."""
+    return any(
+        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == dotted for node in [expr, *own_nodes(expr)]
+    )
+
+
+def removes_handles(scope: cst.CSTNode, container: str) -> bool:
+    """`for h in self.handles: h.remove()` (or a comprehension that does it) in the function."""
+    for node in own_nodes(scope):
+        if isinstance(node, cst.For):
+            iterated = [node.iter]
+        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            iterated = [inner.iter for inner in own_nodes(node) if isinstance(inner, cst.CompFor)]
+        else:
+            continue
+        if any(mentions(expr, container) for expr in iterated) and any(
+            isinstance(inner, cst.Call) and callee_name(inner) == "remove" and not inner.args
+            for inner in own_nodes(node)
+        ):
+            return True
+    return False
+
+
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     return [inner for inner in own_nodes(node) if type(inner) is cst.Call]
 

@@ -419,8 +419,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return SCALAR
         if name in _BUILTIN_REDUCTIONS:
             return _arithmetic(_join(args), scope)
-        if name == "partial":  # functools.partial imported by name keeps the closure
-            return args[0] if args else UNKNOWN
+        if name == "partial":  # functools.partial imported by name
+            return _partial(call, scope)
         instance = scope.local_instance(name, args) if name is not None else None
         if instance is not None:
             return instance
@@ -474,6 +474,29 @@ def _is_super(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
 
 
+def _partial(call: cst.Call, scope: Scope) -> Value:
+    """`functools.partial(f, t)`: the function, and a closure over the tensors it binds (the
+    partial object holds `t` as a lambda capturing it would). The object's own tensors
+    (`weight=self.class_weights`) live as long as it does: binding them keeps nothing more."""
+    if not call.args:
+        return UNKNOWN
+    function = evaluate(call.args[0].value, scope)
+    bound = [
+        arg.value for arg in call.args[1:] if evaluate(arg.value, scope).tensor and not _owned_by_self(arg.value, scope)
+    ]
+    if not bound:
+        return function
+    named = tuple(b.value if isinstance(b, cst.Name) else cst.Module([]).code_for_node(b) for b in bound)
+    return replace(function, closure=function.closure or call, captured=(*function.captured, *named))
+
+
+def _owned_by_self(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`self.scale`, `self.buffers[0]`, `self.norm.weight`: state of the method's own object."""
+    while type(expr) in (cst.Attribute, cst.Subscript) and type(expr.value) is not cst.Name:  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    return type(expr) is cst.Attribute and scope.attribute_of_self(expr) is not None
+
+
 def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:
     namespace, _, last = qualified.rpartition(".")
     if qualified in ("sys.exc_info", "sys.exception"):
@@ -481,7 +504,7 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if qualified == "torch.device":
         return _device(call, scope)
     if qualified in ("functools.partial",):
-        return evaluate(call.args[0].value, scope) if call.args else UNKNOWN
+        return _partial(call, scope)
     if qualified == "torch.nn.Parameter":
         return TENSOR  # a leaf: it requires grad but carries no history
     if is_torch_module_class(qualified):

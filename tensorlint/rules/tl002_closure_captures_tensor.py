@@ -28,9 +28,13 @@ class ClosureCapturesTensor(Rule):
     Checks for lambdas and nested functions that reference a tensor of the enclosing function
     (or bind one as a default argument) and outlive the call: stored in an attribute, a
     container or a global, returned or yielded, or registered as a hook or callback on
-    something that lives on (a module, `self`, a parameter). Also a hook registered on a tensor
-    (`y.register_hook`, `y.grad_fn.register_hook`) whose closure captures what holds that tensor
-    (`self`, when `self.out = y`; a list that `y` is appended to): a reference cycle.
+    something that lives on (a module, `self`, a parameter). A `functools.partial` that binds a
+    tensor of the call is such a closure too (`partial(report, loss)`), and so is one handed to a
+    method that keeps it (`registry.defer(job)` where `defer` appends `job` to `self.jobs`; for a
+    parameter of unknown type, the method of the one class of the file that defines it). Also a
+    hook registered on a tensor (`y.register_hook`, `y.grad_fn.register_hook`) whose closure
+    captures what holds that tensor (`self`, when `self.out = y`; a list that `y` is appended
+    to): a reference cycle.
 
     ## Why is this bad?
     A closure keeps every variable it references alive, and with a tensor its storage and, if
@@ -46,7 +50,9 @@ class ClosureCapturesTensor(Rule):
     Not reported: a lambda called at once, passed as `key=` or to `sorted`/`map`/`filter`, an
     optimizer `step(closure)`, `torch.utils.checkpoint`, a hook registered on a local
     intermediate tensor (it lives as long as that tensor's graph), closures that capture only
-    Python values, modules, functions (a name the closure calls) or `self`, default arguments
+    Python values, modules, functions (a name the closure calls) or `self` (a `partial` that binds
+    the object's own buffer, `weight=self.class_weights`), hooks whose handle the call removes
+    before it returns (`handle.remove()`, `for h in handles: h.remove()`), default arguments
     bound to Python values (`lambda s=loss.item(): s`), and closures put in the function's own
     list or dict when that container is not returned, stored or captured by a closure that is:
     all die with the call.
@@ -135,7 +141,13 @@ class ClosureCapturesTensor(Rule):
                 continue  # a list of callbacks that dies with the call
             reported.add(id(escape.node))
             names = ", ".join(f"`{n}`" for n in escape.captured)
-            kind = "lambda" if isinstance(escape.node, cst.Lambda) else "closure"
+            kind = (
+                "lambda"
+                if isinstance(escape.node, cst.Lambda)
+                else "partial"
+                if isinstance(escape.node, cst.Call)
+                else "closure"
+            )
             node = escape.node.name if isinstance(escape.node, cst.FunctionDef) else escape.node
             if escape.cycle is not None:
                 tensor, holder = escape.cycle

@@ -13,12 +13,13 @@ from tensorlint.analysis import (
     Unit,
     bounded_per_call,
     callee_name,
-    dotted_name,
     hook_registration,
     is_training_iteration,
+    mentions,
     own_nodes,
     placed,
     receiver,
+    removes_handles,
     repeats_per_step,
     root_name,
 )
@@ -212,7 +213,7 @@ def _register_remove_cycle(facts: Facts, store: Store) -> str | None:
         if unit.cls is not method.cls or not unit.is_method or unit.name == "__init__":
             continue
         reached = [unit, *_self_callees(facts, unit)]
-        if method in reached and any(_removes_handles(other, container) for other in reached):
+        if method in reached and any(removes_handles(other.node, container) for other in reached):
             return f"{unit.cls.name}.{unit.name}"
     return None
 
@@ -229,33 +230,9 @@ def _self_callees(facts: Facts, unit: Unit) -> list[Unit]:
     return called
 
 
-def _removes_handles(unit: Unit, container: str) -> bool:
-    """`for h in self.handles: h.remove()` (or a comprehension that does it) in the unit."""
-    for node in own_nodes(unit.node):
-        if isinstance(node, cst.For):
-            iterated = [node.iter]
-        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            iterated = [inner.iter for inner in own_nodes(node) if isinstance(inner, cst.CompFor)]
-        else:
-            continue
-        if any(_reads(expr, container) for expr in iterated) and any(
-            isinstance(inner, cst.Call) and callee_name(inner) == "remove" and not inner.args
-            for inner in own_nodes(node)
-        ):
-            return True
-    return False
-
-
 def _tested(store: Store, container: str) -> bool:
     """The store sits under an `if` that reads the container (`if not self.handles:`): bounded."""
     for branch, _ in placed(store.unit, cst.If):
-        if _reads(branch.test, container) and any(node is store.node for node in own_nodes(branch.body)):
+        if mentions(branch.test, container) and any(node is store.node for node in own_nodes(branch.body)):
             return True
     return False
-
-
-def _reads(expr: cst.BaseExpression, container: str) -> bool:
-    return any(
-        isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == container
-        for node in [expr, *own_nodes(expr)]
-    )
