@@ -1206,10 +1206,28 @@ class _Walker:
         for arg in call.args:
             names_device = arg.keyword is not None and arg.keyword.value == "device"
             first_of_to = recv is not None and name == "to" and positional[:1] == [arg]
-            if (names_device or first_of_to) and evaluate(arg.value, self).cuda:
+            if (names_device or first_of_to) and (
+                evaluate(arg.value, self).cuda or self._constructed_on_cuda(arg.value)
+            ):
                 what = "`.to()` with a CUDA device" if name == "to" else "a CUDA `device=`"
                 return CudaWork(call, self.unit, what, arg)
         return None
+
+    def _constructed_on_cuda(self, device: cst.BaseExpression) -> bool:
+        """`self.device` that `__init__` sets from its parameter, given CUDA where this file builds
+        the object: `Collator(torch.device("cuda"))`, `Collator(device)` after `device = "cuda"`."""
+        attribute = self_attribute(self.unit, device)
+        cls = self.unit.cls
+        if attribute is None or cls is None:
+            return False
+        for expr, unit in cls.attribute_values.get(attribute, []):
+            if (
+                type(expr) is cst.Name
+                and unit.name == "__init__"
+                and _constructed_with(self.facts, unit, expr.value).cuda
+            ):
+                return True
+        return False
 
     # -- loops ---------------------------------------------------------------------------------
 
@@ -1489,6 +1507,36 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is
 # not evidence that an unknown receiver is its instance.
 _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
+
+
+def _constructed_with(facts: Facts, init: Unit, param: str) -> Value:
+    """The device that this file's `Cls(...)` calls give `__init__`'s parameter: `self.device =
+    device` after `Collator(torch.device("cuda"))` names CUDA. Only whether it is CUDA is taken."""
+    assert init.cls is not None
+    params = [p.name.value for p in unit_params(init)][1:]
+    if param not in params:
+        return UNKNOWN
+    position = params.index(param)
+    cuda = False
+    for caller in facts.index.units:
+        for call, _ in placed(caller, cst.Call):
+            if type(call.func) is not cst.Name or call.func.value != init.cls.name:
+                continue
+            arg = arguments_by_position(call, init).get(position)
+            if arg is None:
+                continue
+            scope = _Walker(facts, caller)
+            scope.env.update(facts.final_env.get(id(caller), {}))
+            # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`).
+            given = (
+                caller.bindings.get(arg.value, [arg])
+                if type(arg) is cst.Name and id(caller) not in facts.final_env
+                else [arg]
+            )
+            cuda = cuda or any(evaluate(value, scope).cuda for value in given)
+    return CUDA if cuda else UNKNOWN
+
+
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
 
 

@@ -21,8 +21,10 @@ class CudaInWorker(Rule):
     whoever loads it with `num_workers > 0` runs them in workers), and what that code calls there: helper methods
     (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
     dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
-    `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA, and
-    `torch.cuda.*` calls other than seeding, queries and autocast (unless it asks for bfloat16).
+    `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA (also
+    `self.device` that `__init__` takes from a parameter the file's `Collator(torch.device("cuda"))`
+    or `Collator(device)` after `device = "cuda"` gives), and `torch.cuda.*` calls other than
+    seeding, queries and autocast (unless it asks for bfloat16).
 
     ## Why is this bad?
     With `num_workers > 0` this code runs in separate processes. Under the `fork` start method
