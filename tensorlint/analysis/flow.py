@@ -307,7 +307,11 @@ class _Walker:
         """`logger.log_later(fn)` where `logger` is a parameter the file never builds: the method of
         the one class of this file that defines it. Not for the methods of builtin containers
         (`update`, `append`, `get`): `results.update(outputs)` beside an `AverageMeter` is a dict's."""
-        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS or evaluate(owner, self) != UNKNOWN:
+        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS or method_name.startswith("__"):
+            return None
+        if dotted_name(owner) is None or self.imports.qualify(owner) is not None:
+            return None  # `super().forward(x)`, `F.relu(x)`: not an object the caller passes
+        if evaluate(owner, self) != UNKNOWN:
             return None  # a tensor, a module, a number or an instance the code shows: not guessed
         definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
         if len(definers) != 1:
