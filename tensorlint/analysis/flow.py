@@ -232,7 +232,12 @@ class _Walker:
         if given_graph is None or plain is None:
             return None
         if any(a.graph for a in args):
-            results = tuple(_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
+            # The helper's parameter names mean nothing here: a graph kept comes from this call's arguments.
+            given = frozenset().union(*(a.sources for a in args))
+            results = tuple(
+                replace(r, sources=given) if r.graph else r
+                for r in (_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
+            )
         elif any(a.tensor for a in args) and not any(a.module for a in args):
             # Tensors without a graph, and no module to make one: what the helper makes of them.
             results = tuple(replace(r, graph=False, sources=frozenset()) for r in given_graph)

@@ -277,6 +277,7 @@ class _Indexer:
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
         self.foreign_managed: set[str] = set()
         self.concatenated: set[str] = set()
+        self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
 
     @property
     def unit(self) -> Unit:
@@ -379,8 +380,27 @@ class _Indexer:
             self._bind(target.target, node.value)
             method = self.unit.method_unit()
             in_init = method is not None and method.name == "__init__"
-            if isinstance(target.target, cst.Subscript) and resets_container(node.value, target.target) and not in_init:
-                self._manage(target.target.value)  # `self.outputs[key] = []` empties one of its lists
+            slot = target.target
+            if isinstance(slot, cst.Subscript) and resets_container(node.value, slot) and not in_init:
+                if id(node) not in self.first_fills:
+                    self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
+
+    def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.NotIn)
+            and isinstance(node.body, cst.IndentedBlock)
+        ):
+            return
+        container = test.comparisons[0].comparator
+        for statement in node.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and all(
+                    isinstance(t.target, cst.Subscript) and t.target.value.deep_equals(container) for t in small.targets
+                ):
+                    self.first_fills.add(id(small))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
