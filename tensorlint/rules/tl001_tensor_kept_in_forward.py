@@ -47,7 +47,8 @@ class TensorKeptInForward(Rule):
 
     Not reported: containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class or by the object that owns it
-    (`del self.child.feats[:]`), appends capped by a length test (`if len(pool) < size:`),
+    (`del self.child.feats[:]`; `if name not in acts: acts[name] = []` only creates a missing
+    list, it empties none), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
