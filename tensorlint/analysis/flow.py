@@ -389,6 +389,8 @@ class _Walker:
                 value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
+            elif local := sorted(w for w in words if w in self.index.classes):
+                value = Value(instance=local[0])  # `meter: RegressionMeter`: an instance of the file's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
@@ -400,10 +402,13 @@ class _Walker:
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
-                value = SCALAR  # `H: int`: no caller passes a tensor there, summaries included
+                # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
+                value = replace(SCALAR, cuda=value.cuda)
             elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`
+        for name, bound in unit.skip_keywords.items():
+            self.env[name] = evaluate(bound, self)  # `partial(collate, device=torch.device("cuda"))`
         if unit.self_name is not None and unit.is_method and unit.cls is not None:
             self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
         if unit.call_sites and self.arguments is None:
@@ -1629,9 +1634,12 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             continue
         if not event.value.graph or (isinstance(event, Store) and not event.grows):
             continue  # a write under a fixed key replaces, it does not keep
-        if isinstance(event, Store) and isinstance(target, cst.Name) and target.value in params:
+        container = target
+        while isinstance(container, cst.Subscript):
+            container = container.value  # `state["emb"] = torch.cat([state["emb"], x])` grows `state`
+        if isinstance(event, Store) and isinstance(container, cst.Name) and container.value in params:
             for source in sources:
-                appends_into[params.index(source)] = params.index(target.value)
+                appends_into[params.index(source)] = params.index(container.value)
             continue
         lifetime, _ = facts.container_kind(unit, target)
         if lifetime in ("attribute", "global"):

@@ -7,7 +7,7 @@ hook registrations make forward code, DataLoader arguments make worker code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -133,7 +133,8 @@ class Unit:
     is_method: bool = False
     roles: dict[Role, str] = field(default_factory=dict)  # role -> why, in words
     skip_params: int = 0  # leading hook parameters bound by functools.partial
-    skip_keywords: frozenset[str] = frozenset()
+    # parameters functools.partial binds by keyword, with the values it binds (`device=torch.device("cuda")`)
+    skip_keywords: Mapping[str, cst.BaseExpression] = field(default_factory=dict)
     # Registered only as a backward or tensor hook: it is given gradients, which autograd computes
     # without a graph (unless `create_graph=True`).
     given_gradients: bool = False
@@ -381,9 +382,9 @@ class _Indexer:
             method = self.unit.method_unit()
             in_init = method is not None and method.name == "__init__"
             slot = target.target
-            if isinstance(slot, cst.Subscript) and resets_container(node.value, slot) and not in_init:
-                if id(node) not in self.first_fills:
-                    self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
+            emptied = isinstance(slot, cst.Subscript) and resets_container(node.value, slot)
+            if emptied and isinstance(slot, cst.Subscript) and not in_init and id(node) not in self.first_fills:
+                self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
@@ -817,10 +818,9 @@ def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit, in_main
     for keyword in ("collate_fn", "worker_init_fn"):
         fn = argument(call, keyword, 8 if keyword == "collate_fn" else None)
         if fn is not None:
-            run += [
-                (target, f"`{keyword}` of a DataLoader with workers")
-                for target, _, _ in resolve_callable(index, fn, unit)
-            ]
+            for target, skip, skip_keywords in resolve_callable(index, fn, unit):
+                target.skip_params, target.skip_keywords = skip, skip_keywords
+                run.append((target, f"`{keyword}` of a DataLoader with workers"))
     dataset = argument(call, "dataset", 0)
     for cls in _dataset_classes(index, dataset, unit) if dataset is not None else []:
         for method in _DATASET_METHODS:
@@ -890,16 +890,17 @@ def _instance_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, 
 
 def resolve_callable(
     index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0
-) -> list[tuple[Unit, int, frozenset[str]]]:
-    """The functions a callable expression stands for, with the parameters partial() binds."""
+) -> list[tuple[Unit, int, Mapping[str, cst.BaseExpression]]]:
+    """The functions a callable expression stands for, with the parameters partial() binds: how
+    many leading ones, and which by keyword, to what."""
     if depth > 3:
         return []
     if isinstance(expr, cst.Lambda):
-        return [(index.unit_for_lambda(expr), 0, frozenset())]
+        return [(index.unit_for_lambda(expr), 0, {})]
     if isinstance(expr, cst.Name):
         found = unit.lookup_def(expr.value)
         if found is not None:
-            return [(found, 0, frozenset())]
+            return [(found, 0, {})]
         results = []
         for value in unit.lookup_bindings(expr.value):
             results.extend(resolve_callable(index, value, unit, depth + 1))
@@ -910,21 +911,20 @@ def resolve_callable(
         # `self.keep`, or a bound method of a helper object: `Keeper(self).keep`, `keeper.keep`.
         classes = ([unit.cls] if unit.cls else []) if own else _instance_classes(index, expr.value, unit, depth + 1)
         methods = [cls.methods[name] for made in classes for cls in lineage(index.classes, made) if name in cls.methods]
-        none: frozenset[str] = frozenset()
-        return [(index.method_units[id(methods[0])], 0, none)] if methods else []
+        return [(index.method_units[id(methods[0])], 0, {})] if methods else []
     if isinstance(expr, cst.Call):
         qualified = index.imports.qualify(expr.func) or dotted_name(expr.func)
         if qualified in ("functools.partial", "partial") and expr.args:
             positional = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
-            keywords = frozenset(a.keyword.value for a in expr.args[1:] if a.keyword is not None)
+            keywords = {a.keyword.value: a.value for a in expr.args[1:] if a.keyword is not None}
             return [
-                (target, skip + positional, keys | keywords)
+                (target, skip + positional, {**keys, **keywords})
                 for target, skip, keys in resolve_callable(index, expr.args[0].value, unit, depth + 1)
             ]
         if isinstance(expr.func, cst.Name):
             cls = index.classes.get(expr.func.value)
             if cls is not None and "__call__" in cls.methods:  # a callable class instance
-                return [(index.method_units[id(cls.methods["__call__"])], 0, frozenset())]
+                return [(index.method_units[id(cls.methods["__call__"])], 0, {})]
         if callee_name(expr) == "Compose" and expr.args and isinstance(expr.args[0].value, (cst.List, cst.Tuple)):
             steps = expr.args[0].value.elements  # transforms.Compose([Resize(), ToDevice()]): each step runs
             return [found for step in steps for found in resolve_callable(index, step.value, unit, depth + 1)]

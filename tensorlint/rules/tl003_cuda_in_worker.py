@@ -23,7 +23,8 @@ class CudaInWorker(Rule):
     dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA (also
     `self.device` that `__init__` takes from a parameter the file's `Collator(torch.device("cuda"))`
-    or `Collator(device)` after `device = "cuda"` gives), and `torch.cuda.*` calls other than
+    or `Collator(device)` after `device = "cuda"` gives; a parameter that `functools.partial`
+    binds to a CUDA device; a `device: str = "cuda"` default), and `torch.cuda.*` calls other than
     seeding, queries and autocast (unless it asks for bfloat16).
 
     ## Why is this bad?
