@@ -3,10 +3,14 @@
     python bench/variants.py
 
 `bench/variants/` holds small modules written for issue 15 (not mined, not tuned on: written
-before the analysis changed), each leak marked `# leak` on the line a finding should point at.
-A variant counts as found at its line, found elsewhere in the file (the closure, or the call of a
-helper that keeps the value), or missed. These are our own shapes: the number says what is
-covered, not how unseen code fares (bench/leakfixes.py measures that).
+before the analysis changed), each leak marked `# leak` on the line a finding should point at,
+and hard negatives (`neg_*.py`, no marker) that must stay silent. A variant counts as found at
+its line, found elsewhere in the file (the closure, or the call of a helper that keeps the
+value), or missed; any finding in a file without a marker is a false one. These are our own
+shapes: the number says what is covered, not how unseen code fares (bench/leakfixes.py
+measures that). `s6_first/` and `s6_second/` were written by a helper that saw none of the
+analysis, in issue 15's sixth session, and measured before the changes they then prompted
+(docs/real-world.md).
 """
 
 from __future__ import annotations
@@ -27,10 +31,15 @@ def main() -> None:
     reported: dict[Path, set[int]] = defaultdict(set)
     for finding in json.loads(out.stdout or "[]"):
         reported[Path(finding["filename"]).resolve()].add(finding["location"]["row"])
-    at_line = elsewhere = 0
+    at_line = elsewhere = negatives = 0
     missed: list[str] = []
+    false: list[str] = []
     for path in sorted(VARIANTS.rglob("*.py")):
         lines = path.read_text(encoding="utf-8").splitlines()
+        if not any(line.rstrip().endswith(MARKER) for line in lines):
+            negatives += 1
+            false += [f"{path.relative_to(VARIANTS)}:{row} (a negative)" for row in sorted(reported[path.resolve()])]
+            continue
         for row, line in enumerate(lines, start=1):
             if not line.rstrip().endswith(MARKER):
                 continue
@@ -44,7 +53,8 @@ def main() -> None:
             else:
                 missed.append(f"{where} (not reported)")
     print(f"{at_line}/{at_line + len(missed)} found at the marked line, {elsewhere} more elsewhere in the file")
-    print("\n".join(missed))
+    print(f"{len(false)} findings in {negatives} negatives")
+    print("\n".join(missed + false))
 
 
 if __name__ == "__main__":
