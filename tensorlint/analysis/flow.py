@@ -129,6 +129,13 @@ def _annotation_words(param: cst.Param) -> set[str]:
     return words
 
 
+def _single_class(words: set[str]) -> str | None:
+    """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
+    `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
+    named = words - {"Optional", "Union", "None"}
+    return next(iter(named)) if len(named) == 1 else None
+
+
 class _Walker:
     """Walks one unit's statements; implements `values.Scope` for `evaluate`."""
 
@@ -389,8 +396,8 @@ class _Walker:
                 value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 value = MODULE
-            elif local := sorted(w for w in words if w in self.index.classes):
-                value = Value(instance=local[0])  # `meter: RegressionMeter`: an instance of the file's class
+            elif (annotated := _single_class(words)) in self.index.classes:
+                value = Value(instance=annotated)  # `meter: ErrorMeter`: an instance of the file's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
@@ -1235,11 +1242,7 @@ class _Walker:
         if attribute is None or cls is None:
             return False
         for expr, unit in cls.attribute_values.get(attribute, []):
-            if (
-                type(expr) is cst.Name
-                and unit.name == "__init__"
-                and _constructed_with(self.facts, unit, expr.value).cuda
-            ):
+            if type(expr) is cst.Name and unit.name == "__init__" and _built_with_cuda(self.facts, unit, expr.value):
                 return True
         return False
 
@@ -1523,15 +1526,14 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
 
 
-def _constructed_with(facts: Facts, init: Unit, param: str) -> Value:
-    """The device that this file's `Cls(...)` calls give `__init__`'s parameter: `self.device =
-    device` after `Collator(torch.device("cuda"))` names CUDA. Only whether it is CUDA is taken."""
+def _built_with_cuda(facts: Facts, init: Unit, param: str) -> bool:
+    """Whether a `Cls(...)` call of this file gives `__init__`'s parameter a CUDA device:
+    `Collator(torch.device("cuda"))`, or `Collator(device)` after `device = "cuda"`."""
     assert init.cls is not None
     params = [p.name.value for p in unit_params(init)][1:]
     if param not in params:
-        return UNKNOWN
+        return False
     position = params.index(param)
-    cuda = False
     for caller in facts.index.units:
         for call, _ in placed(caller, cst.Call):
             if type(call.func) is not cst.Name or call.func.value != init.cls.name:
@@ -1547,8 +1549,9 @@ def _constructed_with(facts: Facts, init: Unit, param: str) -> Value:
                 if type(arg) is cst.Name and id(caller) not in facts.final_env
                 else [arg]
             )
-            cuda = cuda or any(evaluate(value, scope).cuda for value in given)
-    return CUDA if cuda else UNKNOWN
+            if any(evaluate(value, scope).cuda for value in given):
+                return True
+    return False
 
 
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
