@@ -242,7 +242,7 @@ class _Walker:
             # The helper's parameter names mean nothing here: a graph kept comes from this call's arguments.
             given = frozenset().union(*(a.sources for a in args))
             results = tuple(
-                replace(r, sources=given) if r.graph else r
+                replace(r, sources=given) if r.graph and r.sources != given else r
                 for r in (_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
             )
         elif any(a.tensor for a in args) and not any(a.module for a in args):
@@ -410,7 +410,7 @@ class _Walker:
                 value = GRAPH
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
-                value = replace(SCALAR, cuda=value.cuda)
+                value = replace(SCALAR, cuda=True) if value.cuda else SCALAR
             elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`

@@ -382,8 +382,8 @@ class _Indexer:
             method = self.unit.method_unit()
             in_init = method is not None and method.name == "__init__"
             slot = target.target
-            emptied = isinstance(slot, cst.Subscript) and resets_container(node.value, slot)
-            if emptied and isinstance(slot, cst.Subscript) and not in_init and id(node) not in self.first_fills:
+            first_fill = id(node) in self.first_fills
+            if isinstance(slot, cst.Subscript) and resets_container(node.value, slot) and not (in_init or first_fill):
                 self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_If(self, node: cst.If) -> None:

@@ -492,9 +492,9 @@ def _partial(call: cst.Call, scope: Scope) -> Value:
 
 def _owned_by_self(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`self.scale`, `self.buffers[0]`, `self.norm.weight`: state of the method's own object."""
-    while type(expr) in (cst.Attribute, cst.Subscript) and type(expr.value) is not cst.Name:  # type: ignore[attr-defined]
-        expr = expr.value  # type: ignore[attr-defined]
-    return type(expr) is cst.Attribute and scope.attribute_of_self(expr) is not None
+    while isinstance(expr, (cst.Attribute, cst.Subscript)) and not isinstance(expr.value, cst.Name):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and scope.attribute_of_self(expr) is not None
 
 
 def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:

@@ -141,13 +141,7 @@ class ClosureCapturesTensor(Rule):
                 continue  # a list of callbacks that dies with the call
             reported.add(id(escape.node))
             names = ", ".join(f"`{n}`" for n in escape.captured)
-            kind = (
-                "lambda"
-                if isinstance(escape.node, cst.Lambda)
-                else "partial"
-                if isinstance(escape.node, cst.Call)
-                else "closure"
-            )
+            kind = _KINDS.get(type(escape.node), "closure")
             node = escape.node.name if isinstance(escape.node, cst.FunctionDef) else escape.node
             if escape.cycle is not None:
                 tensor, holder = escape.cycle
@@ -169,6 +163,7 @@ class ClosureCapturesTensor(Rule):
             )
 
 
+_KINDS = {cst.Lambda: "lambda", cst.Call: "partial"}  # else a nested def: "closure"
 _TO_NUMBER = frozenset(["item", "tolist"])
 
 
