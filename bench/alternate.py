@@ -27,7 +27,7 @@ def wall_seconds(code: Path, package: Path) -> float:
     command = [sys.executable, "-m", "tensorlint", "--no-cache", "--isolated", "--exit-zero", "-q", str(package)]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as outside:  # not the repository: its tensorlint would shadow CODE
-        environment = dict(os.environ, PYTHONPATH=str(code))
+        environment = dict(os.environ, PYTHONPATH=str(code.resolve()))
         subprocess.run(command, cwd=outside, env=environment, stdout=subprocess.DEVNULL, check=True)
     return time.perf_counter() - started
 
