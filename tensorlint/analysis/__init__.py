@@ -80,7 +80,7 @@ from tensorlint.analysis.syntax import (
     target_names,
 )
 from tensorlint.analysis.values import Value, is_loss_name
-from tensorlint.analysis.walk import walk
+from tensorlint.analysis.walk import contains, walk
 
 __all__ = [
     "BACKWARD_CALLS",
@@ -113,6 +113,7 @@ __all__ = [
     "calls_in",
     "carried_names",
     "carried_states",
+    "contains",
     "declared_container",
     "dotted_name",
     "flowing_into",

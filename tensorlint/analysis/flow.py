@@ -90,7 +90,7 @@ from tensorlint.analysis.values import (
     is_model_name,
     names_a_loss_value,
 )
-from tensorlint.analysis.walk import children, walk
+from tensorlint.analysis.walk import children, contains, walk
 
 # Method names that register a callback on their receiver.
 REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call_soon", "call_later"])
@@ -1099,12 +1099,12 @@ class _Walker:
         for node in own_nodes(self.unit.node):
             if type(node) is cst.Assign and node.value is registration and len(node.targets) == 1:
                 holder = dotted_name(node.targets[0].target)
-            elif type(node) is cst.AugAssign and _contains(node.value, registration):
+            elif type(node) is cst.AugAssign and contains(node.value, registration):
                 holder = dotted_name(node.target)  # handles += [m.register_forward_hook(fn)]
             elif (
                 type(node) is cst.Call
                 and callee_name(node) in STORE_METHODS
-                and any(_contains(arg.value, registration) for arg in node.args)
+                and any(contains(arg.value, registration) for arg in node.args)
             ):
                 holder = dotted_name(receiver(node) or node)  # handles.append(...), .extend([...])
             if holder is not None:
@@ -1316,11 +1316,6 @@ _OVERWRITES = frozenset(["copy_", "fill_", "index_copy_", "index_put_", "scatter
 _INDEXED_WRITES = frozenset(
     ["index_copy_", "index_add_", "index_put_", "scatter_", "scatter_add_", "masked_scatter_", "masked_fill_"]
 )
-
-
-def _contains(expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
-    """Whether `node` itself is `expr` or inside it."""
-    return expr is node or any(inner is node for inner in walk(expr))
 
 
 def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
@@ -1637,12 +1632,10 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             continue
         if not event.value.graph or (isinstance(event, Store) and not event.grows):
             continue  # a write under a fixed key replaces, it does not keep
-        container = target
-        while isinstance(container, cst.Subscript):
-            container = container.value  # `state["emb"] = torch.cat([state["emb"], x])` grows `state`
-        if isinstance(event, Store) and isinstance(container, cst.Name) and container.value in params:
+        container = root_name(target)  # `state["emb"] = torch.cat([state["emb"], x])` grows `state`
+        if isinstance(event, Store) and container in params:
             for source in sources:
-                appends_into[params.index(source)] = params.index(container.value)
+                appends_into[params.index(source)] = params.index(container)
             continue
         lifetime, _ = facts.container_kind(unit, target)
         if lifetime in ("attribute", "global"):

@@ -95,3 +95,8 @@ def walk(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTN
         below = children(current)
         below.reverse()
         stack += below
+
+
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is `tree` itself or one of its descendants (by identity)."""
+    return tree is node or any(inner is node for inner in walk(tree))

@@ -17,6 +17,7 @@ from tensorlint.analysis import (
     bounded_per_call,
     callee_name,
     calls_in,
+    contains,
     dotted_name,
     is_loss_name,
     method_call,
@@ -331,7 +332,7 @@ def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
     message = f"Wrap the loop in `with {cst.Module([]).code_for_node(context)}:`"
     if spelled is not None:
         return NodeFix(message, Applicability.UNSAFE, ((node, wrapped),))
-    top = next((i for i, statement in enumerate(module.body) if statement is node or _contains(statement, node)), None)
+    top = next((i for i, statement in enumerate(module.body) if contains(statement, node)), None)
     if top is None:
         return None  # not in this module's tree: nothing to edit here
     if module.body[top] is node:  # a loop in the module body: the import lands next to it, one edit
@@ -406,10 +407,6 @@ def _no_grad_spelling(facts: Facts, module: cst.Module, unit: Unit) -> cst.BaseE
                     elif alias.asname is not None and name == "torch":
                         torch_name = torch_name or alias.evaluated_alias
     return cst.Attribute(cst.Name(torch_name), cst.Name("no_grad")) if torch_name else None
-
-
-def _contains(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return any(inner is node for inner in walk(statement))
 
 
 def _is_loss(facts: Facts, unit: Unit, expr: cst.BaseExpression, depth: int) -> bool:
