@@ -41,7 +41,9 @@ from tensorlint.analysis.index import (
     Role,
     Unit,
     all_params,
+    arguments_by_position,
     build_index,
+    constructor_arguments,
     lineage,
     resets_container,
     self_attribute,
@@ -59,7 +61,6 @@ from tensorlint.analysis.names import (
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
-    arguments_by_position,
     assign_loop_step_roles,
     calls_and_yields,
     calls_in,
@@ -217,7 +218,13 @@ class _Walker:
         instance = Value(module=cls.is_module, instance=name)
         if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs
             carried = _join_values(args)
-            instance = replace(instance, tensor=carried.tensor, graph=carried.graph, sources=carried.sources)
+            instance = replace(
+                instance,
+                tensor=carried.tensor,
+                graph=carried.graph,
+                sources=carried.sources,
+                exception=carried.exception,
+            )
         return instance
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
@@ -1524,28 +1531,17 @@ _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", 
 def _built_with_cuda(facts: Facts, init: Unit, param: str) -> bool:
     """Whether a `Cls(...)` call of this file gives `__init__`'s parameter a CUDA device:
     `Collator(torch.device("cuda"))`, or `Collator(device)` after `device = "cuda"`."""
-    assert init.cls is not None
-    params = [p.name.value for p in unit_params(init)][1:]
-    if param not in params:
-        return False
-    position = params.index(param)
-    for caller in facts.index.units:
-        for call, _ in placed(caller, cst.Call):
-            if type(call.func) is not cst.Name or call.func.value != init.cls.name:
-                continue
-            arg = arguments_by_position(call, init).get(position)
-            if arg is None:
-                continue
-            scope = _Walker(facts, caller)
-            scope.env.update(facts.final_env.get(id(caller), {}))
-            # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`).
-            given = (
-                caller.bindings.get(arg.value, [arg])
-                if type(arg) is cst.Name and id(caller) not in facts.final_env
-                else [arg]
-            )
-            if any(evaluate(value, scope).cuda for value in given):
-                return True
+    for arg, caller in constructor_arguments(facts.index, init, param):
+        scope = _Walker(facts, caller)
+        scope.env.update(facts.final_env.get(id(caller), {}))
+        # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`).
+        given = (
+            caller.bindings.get(arg.value, [arg])
+            if type(arg) is cst.Name and id(caller) not in facts.final_env
+            else [arg]
+        )
+        if any(evaluate(value, scope).cuda for value in given):
+            return True
     return False
 
 

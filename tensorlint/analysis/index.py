@@ -696,9 +696,47 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
             return [index.method_units[id(method)]]
     called: list[Unit] = []
     for cls in classes:  # self.transform = Normalize(...): its __call__
-        for value, _ in cls.attribute_values.get(func.attr.value, []):
-            called.extend(target for target, _, _ in resolve_callable(index, value, caller))
+        for value, where in cls.attribute_values.get(func.attr.value, []):
+            called.extend(target for target, _, _ in resolve_callable(index, value, where))
     return called
+
+
+def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
+    """The call's arguments by the position of the parameter they bind (keywords matched by name;
+    a method's `self` is not counted)."""
+    node = target.node
+    params = [p.name.value for p in all_params(node.params)] if isinstance(node, cst.FunctionDef | cst.Lambda) else []
+    if target.is_method:
+        params = params[1:]
+    found: dict[int, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is None:
+            found[position] = arg.value
+            position += 1
+        elif arg.keyword.value in params:
+            found[params.index(arg.keyword.value)] = arg.value
+    return found
+
+
+def constructor_arguments(index: ModuleIndex, init: Unit, param: str) -> list[tuple[cst.BaseExpression, Unit]]:
+    """What the file's `Cls(...)` calls give `__init__`'s parameter, with the unit of each call:
+    `SpeechCommands(items, transform=GPUAugment())` gives `transform` a `GPUAugment`."""
+    if init.cls is None or not isinstance(init.node, cst.FunctionDef):
+        return []
+    params = [p.name.value for p in all_params(init.node.params)][1:]
+    if param not in params:
+        return []
+    given = []
+    for caller in index.units:
+        for node in walk(caller.node, into_functions=False):
+            if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == init.cls.name:
+                arg = arguments_by_position(node, init).get(params.index(param))
+                if arg is not None:
+                    given.append((arg, caller))
+    return given
 
 
 def _find_graph_producers(index: ModuleIndex, unit: Unit) -> None:
@@ -904,6 +942,9 @@ def resolve_callable(
         results = []
         for value in unit.lookup_bindings(expr.value):
             results.extend(resolve_callable(index, value, unit, depth + 1))
+        if not results and unit.name == "__init__":  # `self.transform = transform`: what callers pass
+            for value, caller in constructor_arguments(index, unit, expr.value):
+                results.extend(resolve_callable(index, value, caller, depth + 1))
         return results
     if isinstance(expr, cst.Attribute):
         name = expr.attr.value

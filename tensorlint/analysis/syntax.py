@@ -23,6 +23,7 @@ from tensorlint.analysis.index import (
     Role,
     Unit,
     all_params,
+    arguments_by_position,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
 from tensorlint.analysis.walk import SCOPES, children, walk
@@ -261,7 +262,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 continue
             made_per_iteration: set[str] | None = None
             for call in calls_in(loop.body):
-                callee = caller.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
+                callee = _called_unit(call, caller, index)
                 if callee is None or callee.roles or not isinstance(callee.node, cst.FunctionDef):
                     continue
                 callee.roles[Role.STEP] = f"`{callee.name}` (called once per batch by the loop in `{caller.name}`)"
@@ -277,24 +278,39 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                         )  # made before the loop
 
 
-def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
-    """The call's arguments by the position of the parameter they bind (keywords matched by name;
-    a method's `self` is not counted)."""
-    node = target.node
-    params = [p.name.value for p in all_params(node.params)] if isinstance(node, cst.FunctionDef | cst.Lambda) else []
-    if target.is_method:
-        params = params[1:]
-    found: dict[int, cst.BaseExpression] = {}
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            break
-        if arg.keyword is None:
-            found[position] = arg.value
-            position += 1
-        elif arg.keyword.value in params:
-            found[params.index(arg.keyword.value)] = arg.value
-    return found
+def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:
+    """The function of this file a loop's call runs: one it names (`train_step(...)`), or a method
+    of an instance whose class the code shows: `trainer.step(batch)` after `trainer = Trainer(...)`
+    or for a parameter annotated `trainer: Trainer`. (A class guessed from the method's name alone
+    would make `optimizer.step()` run a project scheduler's `step`.)"""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return caller.lookup_def(func.value)
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return None
+    cls = index.classes.get(_instance_class(func.value.value, caller) or "")
+    method = cls.methods.get(func.attr.value) if cls is not None else None
+    return index.method_units[id(method)] if method is not None else None
+
+
+def _instance_class(name: str, caller: Unit) -> str | None:
+    """The class name a local or a parameter of `caller` is an instance of, by its every binding
+    (`x = Cls(...)`) or by its annotation (`x: Cls`, `x: Cls | None`)."""
+    bound = caller.lookup_bindings(name)
+    if bound:
+        classes = {callee_name(value) if isinstance(value, cst.Call) else None for value in bound}
+        return classes.pop() if len(classes) == 1 else None
+    node = caller.node
+    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
+    for param in params:
+        if param.name.value == name and param.annotation is not None:
+            named = {
+                n.value
+                for n in [param.annotation.annotation, *walk(param.annotation.annotation)]
+                if isinstance(n, cst.Name)
+            } - {"Optional", "None"}
+            return named.pop() if len(named) == 1 else None
+    return None
 
 
 def carried_names(loop: cst.For | cst.While) -> set[str]:
@@ -449,6 +465,11 @@ def repeats_per_step(
             if target is not None and _made_in(target, loop.body):
                 return None
             return "in this loop over batches"
+    called = next((u for u in _enclosing(unit) if u.called_per_batch), None)
+    if called is not None:
+        if target is not None and _made_in(target, called.node):
+            return None
+        return f"in {called.roles[Role.STEP]}"
     method = unit.method_unit()
     if method is None:
         return None
@@ -457,6 +478,13 @@ def repeats_per_step(
             return None
         return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
     return None
+
+
+def _enclosing(unit: Unit) -> Iterator[Unit]:
+    current: Unit | None = unit
+    while current is not None:
+        yield current
+        current = current.parent
 
 
 def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:

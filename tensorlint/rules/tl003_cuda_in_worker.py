@@ -20,7 +20,8 @@ class CudaInWorker(Rule):
     functions named like `collate`/`worker_init` when no loader is visible (a library module:
     whoever loads it with `num_workers > 0` runs them in workers), and what that code calls there: helper methods
     (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
-    dataset (`self.transform = ToDevice()`, or a `Compose([...])` of them). CUDA work is
+    dataset (`self.transform = ToDevice()`, a `Compose([...])` of them, or a transform the file
+    passes where it builds the dataset: `Clips(paths, augment=GpuJitter())`). CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA (also
     `self.device` that `__init__` takes from a parameter the file's `Collator(torch.device("cuda"))`
     or `Collator(device)` after `device = "cuda"` gives; a parameter that `functools.partial`

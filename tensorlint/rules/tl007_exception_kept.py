@@ -23,7 +23,6 @@ from tensorlint.analysis import (
     names_reaching,
     placed,
     root_name,
-    walk,
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
@@ -38,7 +37,9 @@ class ExceptionKept(Rule):
     ## What it does
     Checks for a caught exception (`except ... as e`) stored into a container: `errors.append(e)`,
     `failures[key] = e`, `self.errors.append((batch_idx, e))`, `errors.append(sys.exc_info())`,
-    `tracebacks.append(e.__traceback__)`. Reported when the container outlives the handler: an
+    `tracebacks.append(e.__traceback__)`, `failed.append(Failure(step, e))` for a dataclass or
+    NamedTuple of the file; also a name the handler saves the exception in (`last_error = e`),
+    stored after the handler ends. Reported when the container outlives the handler: an
     attribute, a global, a parameter or a closure variable, or a local container filled in a loop
     over batches or returned to the caller.
 
@@ -170,19 +171,21 @@ class ExceptionKept(Rule):
             for event in events
             if event.via
         }
+        records = {name for name, cls in facts.index.classes.items() if cls.is_record}
         for unit in facts.index.units:
             if not unit.has_try:
-                continue  # only code in an `except` block holds a caught exception
+                continue  # only code in an `except` block, or a name it saved the exception in, holds one
+            saved = _saved_exceptions(unit)
             stores = chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign))
             for node, place in stores:
-                if not place.handlers:
+                if not (place.handlers or saved):
                     continue
-                names = _exception_names(place)
+                names = _exception_names(place) | saved if place.handlers else saved
                 stored = _stored(node) or helped.get(id(node))
                 if stored is None:
                     continue
                 container, value = stored
-                kept = _kept_exception(value, names)
+                kept = _kept_exception(value, names, records)
                 if kept is None or not _outlives(facts, unit, container, place):
                     continue
                 name = root_name(container)
@@ -197,7 +200,7 @@ class ExceptionKept(Rule):
                     f"{_what(kept)} kept in {described}: the traceback keeps every frame between the "
                     "`try` and the `raise` alive, with their tensors and graphs, for as long as "
                     f"{described} lives; {advice}",
-                    _fix(kept, names),
+                    _fix(kept, _exception_names(place)),  # a saved name may hold None: no fix there
                 )
 
 
@@ -207,6 +210,16 @@ def _exception_names(place: Place) -> set[str]:
         if handler.name is not None and isinstance(handler.name.name, cst.Name):
             names.add(handler.name.name.value)
     return names
+
+
+def _saved_exceptions(unit: Unit) -> set[str]:
+    """Names a handler saves its exception in (`last_error = exc`): they keep it, and its
+    traceback, after the handler ends (Python deletes only `exc` itself)."""
+    saved: set[str] = set()
+    for node, place in placed(unit, cst.Assign):
+        if place.handlers and isinstance(node.value, cst.Name) and node.value.value in _exception_names(place):
+            saved.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return saved
 
 
 def _stored(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
@@ -229,8 +242,9 @@ def _stored(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] 
     return None
 
 
-def _kept_exception(value: cst.BaseExpression, names: set[str]) -> cst.BaseExpression | None:
-    """The part of a stored value that holds a traceback: `e`, `(i, e)`, `e.__traceback__`, `sys.exc_info()`."""
+def _kept_exception(value: cst.BaseExpression, names: set[str], records: set[str]) -> cst.BaseExpression | None:
+    """The part of a stored value that holds a traceback: `e`, `(i, e)`, `e.__traceback__`,
+    `sys.exc_info()`, `Failure(step, e)` for a dataclass or NamedTuple of the file."""
     if isinstance(value, cst.Name) and value.value in names:
         return value
     if isinstance(value, cst.Attribute) and value.attr.value == "__traceback__":
@@ -238,17 +252,14 @@ def _kept_exception(value: cst.BaseExpression, names: set[str]) -> cst.BaseExpre
     if isinstance(value, cst.Call) and dotted_name(value.func) in ("sys.exc_info", "exc_info"):
         return value
     if isinstance(value, (cst.Tuple, cst.List)):
-        for element in value.elements:
-            found = _kept_exception(element.value, names)
-            if found is not None:
-                return found
-    if isinstance(value, cst.Dict):
-        for item in value.elements:
-            if isinstance(item, cst.DictElement):
-                found = _kept_exception(item.value, names)
-                if found is not None:
-                    return found
-    return None
+        parts = [element.value for element in value.elements]
+    elif isinstance(value, cst.Dict):
+        parts = [item.value for item in value.elements if isinstance(item, cst.DictElement)]
+    elif isinstance(value, cst.Call) and callee_name(value) in records:
+        parts = [arg.value for arg in value.args]
+    else:
+        return None
+    return next((found for part in parts if (found := _kept_exception(part, names, records)) is not None), None)
 
 
 def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place) -> bool:
@@ -262,7 +273,7 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True  # the caller's container
     if not (place.loops and isinstance(container, cst.Name)):
         return False
-    if _raised_after(unit, place):
+    if _raised_after(unit):
         return False  # `failure = e` in the handler, `raise failure` later: the call ends in a raise
     # A local container grows with its loop: past the call only if the function returns it,
     # and without bound within the call only in a loop over batches.
@@ -288,18 +299,10 @@ def _runs_in_a_thread(facts: Facts, unit: Unit) -> bool:
     return False
 
 
-def _raised_after(unit: Unit, place: Place) -> bool:
-    """Whether the handler saves the exception in a name that the function raises: then it
+def _raised_after(unit: Unit) -> bool:
+    """Whether a handler saves the exception in a name that the function raises: then it
     returns its container only when nothing was caught."""
-    caught = _exception_names(place)
-    handler = place.handlers[-1]
-    saved = {
-        target.target.value
-        for node in walk(handler.body)
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value in caught
-        for target in node.targets
-        if isinstance(target.target, cst.Name)
-    }
+    saved = _saved_exceptions(unit)
     return any(isinstance(r.exc, cst.Name) and r.exc.value in saved for r, _ in placed(unit, cst.Raise))
 
 

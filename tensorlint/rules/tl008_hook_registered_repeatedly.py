@@ -25,9 +25,10 @@ class HookRegisteredRepeatedly(Rule):
     ## What it does
     Checks for `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`
     and the other module-hook registrations called as a bare statement (the returned handle is
-    discarded) in code that runs again and again: `forward`, a per-batch `training_step`, or the
+    discarded) in code that runs again and again: `forward`, a per-batch `training_step`, the
     body of a training or evaluation loop (a loop over a DataLoader, or one that steps an
-    optimizer).
+    optimizer), or a function or method such a loop calls (`trainer.learn(x, y)` for
+    `trainer = Trainer(...)` or a parameter annotated `trainer: Trainer`).
 
     ## Why is this bad?
     Each call adds one more hook; none is ever removed, because the `RemovableHandle` that
