@@ -19,6 +19,7 @@ from tensorlint.analysis import (
     own_nodes,
     placed,
     receiver,
+    self_attribute,
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
@@ -47,13 +48,17 @@ class _Metric:
     keeps_lists: bool
     # `pytorch_lightning.metrics` (Lightning 1.0-1.2) reset the state inside `compute()`.
     resets_on_compute: bool = False
+    # A project's own meter: the attribute its `update` grows with tensors and no method empties.
+    grown: str | None = None
 
 
 class MetricNeverReset(Rule):
     """
     ## What it does
     Checks for torchmetrics and torcheval metric objects (`torchmetrics.classification.BinaryAUROC()`,
-    `MetricCollection`, a project's own `torchmetrics.Metric` subclass) that live across epochs, on
+    `MetricCollection`, a project's own `torchmetrics.Metric` subclass, or a plain class of the
+    project whose `update` appends tensors to an attribute that none of its methods empties: a
+    meter that cannot be reset, even when it keeps `.detach()`ed values) that live across epochs, on
     the module or in a variable made before the epoch loop, are updated on every batch
     (`metric.update(...)`, `metric(...)`, `metric.forward(...)` in a `training_step`, a
     `validation_step`, `forward` or a loop over batches), and are never reset, re-created or
@@ -191,12 +196,16 @@ class MetricNeverReset(Rule):
                 if where is None:
                     continue
                 reported.add((id(unit), updated))
-                yield Report(call, _message(updated, metric, where), _fix(facts, unit, updated, list(place.loops)))
+                yield Report(
+                    call, _message(updated, metric, where), _fix(facts, unit, updated, list(place.loops), metric)
+                )
 
 
-def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While]) -> NodeFix | None:
+def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While], metric: _Metric) -> NodeFix | None:
     """`metric.reset()` after the statement that reads the epoch's `compute()`: in the one
     `*epoch*` method of the class that computes it, or in the epoch loop around the batch loop."""
+    if metric.grown is not None:
+        return None  # a project's meter with no `reset()` to call
     if "." in updated:
         method = unit.method_unit()
         assert method is not None and method.cls is not None
@@ -236,6 +245,12 @@ def _reads(statement: cst.CSTNode, updated: str) -> bool:
 
 def _message(updated: str, metric: _Metric, where: str) -> str:
     head = f"`{updated}` (`{metric.name}`) is updated {where} and never reset"
+    if metric.grown is not None:
+        return (
+            f"{head}: its `{metric.grown}` grows by each batch's tensors, every epoch, for the whole run "
+            f"(`.detach()` drops the graph, not the memory), and no method of `{metric.name}` empties it; "
+            "make the meter afresh each epoch, or give it a `reset()` and call it at each epoch's end"
+        )
     if metric.keeps_lists:
         return (
             f"{head}: its list state grows by each batch's tensors, every epoch, for the whole run, and "
@@ -309,6 +324,31 @@ def _built_metric(facts: Facts, value: cst.BaseExpression, unit: Unit, depth: in
             (b or "").startswith(_OLD_LIGHTNING) for c in lineage(facts.index.classes, local) for b in c.base_names
         )
         return _Metric(name, _adds_list_state(facts, local), old)
+    grown = _grown_for_good(facts, local) if local is not None else None
+    return _Metric(name, True, grown=grown) if grown is not None else None
+
+
+def _grown_for_good(facts: Facts, cls: ClassInfo) -> str | None:
+    """The attribute a plain class's `update` grows with tensors (`self.embeddings.append(e.detach())`,
+    `self.bank = torch.cat([self.bank, e])`) where no method of the class empties or replaces it:
+    a meter that cannot be reset. (A graph kept there is TL001's; this is what `.detach()` leaves.)"""
+    classes = lineage(facts.index.classes, cls)
+    for store in facts.stores:
+        unit = store.unit
+        if unit.name != "update" or unit.cls not in classes or not store.grows:
+            continue
+        attribute = self_attribute(unit, store.container)
+        if attribute is None or not store.value.tensor or store.value.graph:
+            continue
+        replaced = any(
+            u.name != "__init__" and u is not unit for c in classes for _, u in c.attribute_values.get(attribute, [])
+        )
+        if (
+            not replaced
+            and not any(attribute in c.managed for c in classes)
+            and attribute not in facts.index.foreign_managed
+        ):
+            return attribute
     return None
 
 
