@@ -68,10 +68,12 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     seen: set[int] = set()
     for loop, _ in loops:
         backwards = tuple(call for call in calls_in(loop.body) if _is_backward(call) and id(call) not in no_grad.nodes)
-        if not backwards or id(loop) in no_grad.nodes:
+        over_batches = is_training_iteration(loop, unit, facts.imports)
+        # Without `backward()`, only a loop over batches (evaluation over a stream with gradients
+        # on) carries a graph that nothing frees; decoding time steps end with the call.
+        if not (backwards or over_batches) or id(loop) in no_grad.nodes:
             continue
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
-        over_batches = is_training_iteration(loop, unit, facts.imports)
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
             if id(state.node) in seen or id(state.node) in no_grad.nodes:
                 continue
@@ -126,7 +128,7 @@ def _states(
     for assign, names in candidates:
         written = {name for target in assign.targets for name in target_names(target.target)}
         kept = _in_source_order(assign, names - restarted)
-        if kept and written & reaching:
+        if kept and (written & reaching or not (backwards or returned)):  # no backward: the state's own graph grows
             yield CarriedState(assign, kept, loop, backwards)
 
 

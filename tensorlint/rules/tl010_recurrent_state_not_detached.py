@@ -34,7 +34,9 @@ class RecurrentStateNotDetached(Rule):
     that computes it, without cutting its autograd history: `out, hidden = model(x, hidden)`,
     `output, (h, c) = self.lstm(x, (h, c))`, `hidden = self.rnn(x, hidden)[1]` or
     `logits, memory = model(x, memory=memory)` in a loop that calls `backward()`, and
-    `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step`, where
+    `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step`, and
+    state carried across the batches of a loop that never calls `backward()` with gradients on
+    (an evaluation over a stream outside `torch.no_grad()`: the graph is never freed), where
     no `hidden = hidden.detach()`, `repackage_hidden(hidden)`, `hidden.detach_()`, `.data` or
     fresh start (`hidden = model.init_hidden(bs)`) comes between one batch and the next.
 
@@ -59,7 +61,8 @@ class RecurrentStateNotDetached(Rule):
     helper of the same file that calls `.detach()`, or under a condition other than the state's
     own `is None` test), state carried only within one batch (an inner loop over time steps that
     is not a loop over batches, where the function starts the state afresh: the graph should span
-    the steps), loops without `backward()` (generation, decoding, evaluation), code under
+    the steps), loops without `backward()` that are not loops over batches (generation,
+    decoding), code under
     `torch.no_grad()`/`inference_mode()`, values that no backpropagated loss is computed from,
     values passed to calls that are not a network (`x = normalize(x)`, `x = x.to(device)`),
     and `self.hidden` that another method (`on_train_batch_start`) or code in the same file
@@ -180,6 +183,17 @@ def _message(unit: Unit, state: CarriedState) -> str:
     else:
         per, plural = "step", "steps"
         where = f"`{unit.name}` runs once per batch"
+    if state.loop is not None and not state.backwards:
+        where = f"this `{kind}` loop over batches runs with gradients on and never calls `backward()`"
+        effect = (
+            "its autograd graph, with every batch's saved activations, reaches back through every earlier "
+            "batch and nothing ever frees it, so memory grows with the number of batches"
+        )
+        return (
+            f"{names} {'is' if len(state.names) == 1 else 'are'} carried from one batch into the next by "
+            f"`{statement}` ({where}): {effect}; run the loop under `torch.no_grad()`, or detach the state "
+            "at the start of each batch"
+        )
     if any(retain_graph_flag(call) for call in state.backwards):
         effect = (
             f"with `retain_graph=True` every {per}'s graph and saved activations stay alive, so memory and "
