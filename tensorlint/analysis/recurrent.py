@@ -59,8 +59,11 @@ class CarriedState:
 def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     """States the unit feeds back into the call that computes them, across the iterations of a loop
     that calls `backward()` (or the calls of a training step), and never detaches or starts afresh."""
-    if not (unit.has_loop or Role.STEP in unit.roles) or _decorated_no_grad(unit):
-        return []  # neither a loop nor a training step: nothing is carried from one into the next
+    # A loop carries state from one iteration into the next, a step method from one call into the
+    # next: a framework's (`training_step`), or one that calls `backward()` (a loop may call it).
+    step = Role.STEP in unit.roles or (unit.is_method and any(_is_backward(c) for c, _ in placed(unit, cst.Call)))
+    if not (unit.has_loop or step) or _decorated_no_grad(unit):
+        return []
     no_grad = _NoGrad(unit)
     loops: list[tuple[cst.For | cst.While, Place]] = [*placed(unit, cst.For), *placed(unit, cst.While)]
     loops.sort(key=lambda item: -len(item[1].loops))  # innermost first: one state, one loop
@@ -81,7 +84,8 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
                 continue  # the time steps of one batch, which starts the state afresh: one graph should span them
             seen.add(id(state.node))
             found.append(state)
-    found.extend(_step_states(facts, unit, no_grad))
+    if step:
+        found.extend(_step_states(facts, unit, no_grad))
     return found
 
 
@@ -216,7 +220,9 @@ def _step_states(facts: Facts, unit: Unit, no_grad: _NoGrad) -> list[CarriedStat
     """`self.hidden` fed back into the call that computes it in each call of a training step, where
     no other method of the class (nor code outside it) resets or detaches it."""
     method = unit.method_unit()
-    if method is not unit or Role.STEP not in unit.roles or unit.name in NO_GRAD_STEP_METHODS or unit.cls is None:
+    if method is not unit or unit.name in NO_GRAD_STEP_METHODS or unit.cls is None:
+        return []
+    if Role.STEP not in unit.roles and not _called_per_batch_on_self(facts, unit):
         return []
     backwards = tuple(call for call in calls_in(unit.node) if _is_backward(call) and id(call) not in no_grad.nodes)
     returned: list[cst.BaseExpression] = []
@@ -233,6 +239,26 @@ def _step_states(facts: Facts, unit: Unit, no_grad: _NoGrad) -> list[CarriedStat
         if names and id(state.node) not in no_grad.nodes:
             states.append(CarriedState(state.node, names, None, backwards))
     return states
+
+
+def _called_per_batch_on_self(facts: Facts, method: Unit) -> bool:
+    """`self.step(x, y)` in a loop over batches in another method of the class (`fit`): the
+    method runs once per batch, as a framework's `training_step` does."""
+    assert method.cls is not None
+    for other in facts.index.method_units.values():
+        if other.cls is not method.cls or other is method or not other.has_loop:
+            continue
+        for call, place in placed(other, cst.Call):
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == method.name
+                and isinstance(func.value, cst.Name)
+                and func.value.value == other.self_name
+                and any(is_training_iteration(loop, other, facts.imports) for loop in place.loops)
+            ):
+                return True
+    return False
 
 
 def _reset_elsewhere(facts: Facts, unit: Unit, name: str) -> bool:

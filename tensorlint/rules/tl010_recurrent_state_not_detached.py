@@ -34,7 +34,9 @@ class RecurrentStateNotDetached(Rule):
     that computes it, without cutting its autograd history: `out, hidden = model(x, hidden)`,
     `output, (h, c) = self.lstm(x, (h, c))`, `hidden = self.rnn(x, hidden)[1]` or
     `logits, memory = model(x, memory=memory)` in a loop that calls `backward()`, and
-    `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step`, and
+    `self.hidden` fed back into `self.rnn` in each call of a Lightning-style `training_step` (or
+    of a method that calls `backward()` and that a loop over batches of the class calls:
+    `self.learn(x, y)`), and
     state carried across the batches of a loop that never calls `backward()` with gradients on
     (an evaluation over a stream outside `torch.no_grad()`: the graph is never freed), where
     no `hidden = hidden.detach()`, `repackage_hidden(hidden)`, `hidden.detach_()`, `.data` or
