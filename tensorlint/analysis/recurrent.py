@@ -26,7 +26,15 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
-from tensorlint.analysis.syntax import Place, calls_in, is_training_iteration, own_nodes, placed, target_names
+from tensorlint.analysis.syntax import (
+    Place,
+    calls_in,
+    is_training_iteration,
+    iterates_loader,
+    own_nodes,
+    placed,
+    target_names,
+)
 from tensorlint.analysis.values import is_model_name
 
 # The calls that backpropagate a loss: `loss.backward()`, Lightning's and Accelerate's.
@@ -72,9 +80,7 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     for loop, _ in loops:
         backwards = tuple(call for call in calls_in(loop.body) if _is_backward(call) and id(call) not in no_grad.nodes)
         over_batches = is_training_iteration(loop, unit, facts.imports)
-        # Without `backward()`, only a loop over batches (evaluation over a stream with gradients
-        # on) carries a graph that nothing frees; decoding time steps end with the call.
-        if not (backwards or over_batches) or id(loop) in no_grad.nodes:
+        if id(loop) in no_grad.nodes or not (backwards or _evaluates_a_stream(facts, unit, loop)):
             continue
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
@@ -134,6 +140,25 @@ def _states(
         kept = _in_source_order(assign, names - restarted)
         if kept and (written & reaching or not (backwards or returned)):  # no backward: the state's own graph grows
             yield CarriedState(assign, kept, loop, backwards)
+
+
+def _evaluates_a_stream(facts: Facts, unit: Unit, loop: cst.For | cst.While) -> bool:
+    """A loop without `backward()` over a loader's batches (not `range(num_batches)`: tiles,
+    chunks), with gradients on as far as the file shows: an evaluation over a stream, whose
+    carried state drags a graph that nothing frees. Decoding time steps end with the call."""
+    if not isinstance(loop, cst.For) or (isinstance(loop.iter, cst.Call) and callee_name(loop.iter) == "range"):
+        return False
+    return iterates_loader(loop, unit, facts.imports) and not _called_under_no_grad(facts, unit)
+
+
+def _called_under_no_grad(facts: Facts, function: Unit) -> bool:
+    """Whether some call of the function in the file runs under `no_grad` (`with torch.no_grad():
+    evaluate(model, loader)`, or from a function decorated with it)."""
+    for other in facts.index.units:
+        for call, _ in placed(other, cst.Call):
+            if callee_name(call) == function.name and (_decorated_no_grad(other) or id(call) in _NoGrad(other).nodes):
+                return True
+    return False
 
 
 def _started_outside(facts: Facts, unit: Unit, loop: cst.For | cst.While, names: tuple[str, ...]) -> bool:
@@ -319,19 +344,6 @@ def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
         if not isinstance(expr, cst.Attribute):
             break
         expr = expr.value
-    return False
-    parts = chain.split(".")
-    env = facts.final_env.get(id(unit), {})
-    for end in range(len(parts), 0, -1):
-        prefix = ".".join(parts[:end])
-        attribute = self_attribute(unit, cst.parse_expression(prefix)) if end > 1 else None
-        value = env.get(prefix)
-        if (value is not None and value.module) or prefix in unit.module_evidence:
-            return True
-        if attribute is not None and unit.cls is not None and attribute in unit.cls.module_attributes:
-            return True
-        if is_model_name(parts[end - 1]) or any(word in parts[end - 1].lower() for word in _RECURRENT_WORDS):
-            return True
     return False
 
 
