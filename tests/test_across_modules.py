@@ -79,6 +79,23 @@ def test_absolute_import_from_the_project_root(tmp_path: Path) -> None:
     assert [(row, code) for row, code, _ in found] == [(14, "TL004"), (16, "TL004")]
 
 
+def test_a_package_that_re_exports_the_helpers_is_followed_to_their_module(tmp_path: Path) -> None:
+    # `from meters import AverageMeter` where meters/__init__.py only re-exports it, by name and by `*`.
+    train = _project(tmp_path, "meters", "unused.py")
+    package = tmp_path / "meters"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .average import AverageMeter, FloatMeter\nfrom .history import *\n")
+    (package / "average.py").write_text(HELPERS.split("def record")[0], encoding="utf-8")
+    (package / "history.py").write_text("def record" + HELPERS.split("def record")[1], encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == [(14, "TL004"), (16, "TL004")]
+
+
+def test_names_a_star_import_binds_resolve_in_that_module(tmp_path: Path) -> None:
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    train.write_text(train.read_text(encoding="utf-8").replace("import AverageMeter, FloatMeter, record", "import *"))
+    assert [(row, code) for row, code, _ in _found(train)] == [(14, "TL004"), (16, "TL004")]
+
+
 def test_an_import_that_resolves_to_nothing_is_silence(tmp_path: Path) -> None:
     assert _found(_project(tmp_path, "somewhere_else", "unused.py")) == []
 

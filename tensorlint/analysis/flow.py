@@ -198,6 +198,12 @@ class _Walker:
         assert self.unit.cls is not None
         return attribute_value(self.facts, self.unit.cls, attribute)
 
+    def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
+        known = self.facts.class_of(owner.instance) if owner.instance else None
+        if known is None or not any(name in c.attribute_values for c in lineage(known[0].index.classes, known[1])):
+            return None
+        return attribute_value(known[0], known[1], name)
+
     def is_local_module_class(self, name: str) -> bool:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
@@ -262,6 +268,18 @@ class _Walker:
             # can point at it here.
             results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
         return results if self.grad_enabled else tuple(r.without_graph() for r in results)
+
+    def _forward_numbers(self, call: cst.BaseExpression, count: int) -> set[int]:
+        """The positions of the tuple that a project module's `forward` returns where it always
+        holds a Python number (`acc = (pred == y).float().mean().item()`): `loss, acc = model(x)`
+        gives `acc` no graph. The other positions keep what calling a module gives."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return set()
+        known = self._method_of(call.func, "forward")
+        elements = summary_of(*known).elements_given_graph if known is not None else None
+        if elements is None or len(elements) != count:
+            return set()
+        return {position for position, value in enumerate(elements) if value.scalar and not value.tensor}
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
         """The function or method of this file a call runs, without reading other modules."""
@@ -402,7 +420,8 @@ class _Walker:
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
                 value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
-                value = MODULE
+                annotated = _single_class(words)  # `model: Tagger`: an instance of the file's module class
+                value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
             elif (annotated := _single_class(words)) in self.index.classes:
                 value = Value(instance=annotated)  # `meter: ErrorMeter`: an instance of the file's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
@@ -771,6 +790,9 @@ class _Walker:
             elif elements is not None and len(elements) == len(target.elements):  # x, pad = helper(x)
                 for element, known in zip(target.elements, elements, strict=True):
                     self._bind(element.value, known)
+            elif numbers := self._forward_numbers(value_expr, len(target.elements)):
+                for position, element in enumerate(target.elements):  # loss, acc = model(x)
+                    self._bind(element.value, SCALAR if position in numbers else value)
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
@@ -1249,7 +1271,7 @@ class _Walker:
         if attribute is None or cls is None:
             return False
         for expr, unit in cls.attribute_values.get(attribute, []):
-            if type(expr) is cst.Name and unit.name == "__init__" and _built_with_cuda(self.facts, unit, expr.value):
+            if type(expr) is cst.Name and unit.name == "__init__" and _constructed(self.facts, unit, expr.value).cuda:
                 return True
         return False
 
@@ -1516,7 +1538,11 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         walker = _Walker(facts, unit)
         walker._bind_params()
         walker.env.update(facts.final_env.get(id(unit), {}))
-        value = value.join(evaluate(expr, walker))
+        assigned = evaluate(expr, walker)
+        if type(expr) is cst.Name and unit.name == "__init__" and assigned.instance is None:
+            # `self.model = model`: an instance of the class that the file's constructions pass
+            assigned = replace(assigned, instance=_constructed(facts, unit, expr.value).instance)
+        value = value.join(assigned)
     frozen = any(attribute in c.frozen_attributes for c in classes)
     value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda, instance=value.instance, frozen=frozen)
     facts.attribute_cache[key] = value
@@ -1528,21 +1554,25 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
 
 
-def _built_with_cuda(facts: Facts, init: Unit, param: str) -> bool:
-    """Whether a `Cls(...)` call of this file gives `__init__`'s parameter a CUDA device:
-    `Collator(torch.device("cuda"))`, or `Collator(device)` after `device = "cuda"`."""
+def _constructed(facts: Facts, init: Unit, param: str) -> Value:
+    """What the file's `Cls(...)` calls give `__init__`'s parameter, joined: `Collator(torch.device("cuda"))`,
+    `Collator(device)` after `device = "cuda"`, `Step(model)` for a parameter `model: Tagger`."""
+    joined = UNKNOWN
     for arg, caller in constructor_arguments(facts.index, init, param):
         scope = _Walker(facts, caller)
-        scope.env.update(facts.final_env.get(id(caller), {}))
+        if id(caller) in facts.final_env:
+            scope.env.update(facts.final_env[id(caller)])
+        else:
+            scope._bind_params()
         # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`).
         given = (
             caller.bindings.get(arg.value, [arg])
             if type(arg) is cst.Name and id(caller) not in facts.final_env
             else [arg]
         )
-        if any(evaluate(value, scope).cuda for value in given):
-            return True
-    return False
+        for value in given:
+            joined = joined.join(evaluate(value, scope))
+    return joined
 
 
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there
@@ -1573,12 +1603,17 @@ class _Substitution(cst.CSTTransformer):
 
 
 def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
-    """The analysed module defining an imported name, and the name there."""
-    origin = facts.imports.origin(name)
-    if origin is None or facts.project is None or facts.path is None:
+    """The analysed module defining an imported name, and the name there: imported by name, or
+    from a module the file star-imports (`from jtnn import *`; the first that defines it)."""
+    if facts.project is None or facts.path is None:
         return None
-    resolved = facts.project.resolve(facts.path, origin, _analyze_imported)
-    return (resolved.facts, resolved.name) if resolved is not None else None
+    origin = facts.imports.origin(name)
+    origins = [origin] if origin is not None else [f"{module}.{name}" for module in facts.imports.starred]
+    for candidate in origins:
+        resolved = facts.project.resolve(facts.path, candidate, _analyze_imported)
+        if resolved is not None:
+            return resolved.facts, resolved.name
+    return None
 
 
 def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:

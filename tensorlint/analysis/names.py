@@ -21,6 +21,7 @@ class Imports:
         self.aliases: dict[str, str] = {}
         # `from .utils import AverageMeter`: kept apart, since `qualify` answers for absolute names
         self.relative: dict[str, str] = {}
+        self.starred: list[str] = []  # `from jtnn import *`: modules that may bind any other name
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -36,11 +37,12 @@ class Imports:
                     top = full.split(".")[0]
                     self.aliases[top] = top
             return
-        if isinstance(node.names, cst.ImportStar):
-            return
         dots = "." * len(node.relative)
         base = dotted_name(node.module) if node.module is not None else ""
         if base is None or not (base or dots):
+            return
+        if isinstance(node.names, cst.ImportStar):
+            self.starred.append(f"{dots}{base}")
             return
         target = self.relative if dots else self.aliases
         for alias in node.names:

@@ -23,6 +23,10 @@ from tensorlint.source import read_source
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+# `from .jtnn_vae import JTNNVAE, JTNNDecoder as Decoder` or `from .utils import *` in a package's
+# `__init__`: where a name it does not define comes from.
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.MULTILINE)
+_MAX_RE_EXPORTS = 3  # a package re-exporting a subpackage's re-export; import cycles stop here
 
 # How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
 # which it imports, never imports it back.
@@ -50,11 +54,14 @@ class Project:
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
+        self._re_exports: dict[Path, list[tuple[str, str, str]]] = {}  # file -> (module, name, local name)
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
 
-    def resolve(self, importer: Path, origin: str, analyze: Analyzer) -> Resolved | None:
+    def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
-        the first time is analysed with `analyze`."""
+        the first time is analysed with `analyze`. A module that only re-exports the name (a
+        package's `__init__`: `from .meters import AverageMeter`, or `import *`) is read, not
+        parsed, and followed to the module that defines it."""
         module_name, _, name = origin.rpartition(".")
         if not module_name or not name:
             return None
@@ -63,22 +70,43 @@ class Project:
             self._found[key] = _candidates(importer, module_name)
         for path in self._found[key]:
             self.loaded.add(path.resolve())  # the result depends on this file, found there or not
-            if name not in self._defined_names(path):
-                continue  # a package's `__init__` that re-exports, a module without it: not parsed
-            facts = self._analyzed(path, analyze)
-            if facts is not None:
-                return Resolved(facts, name, path)
+            if name in self._defined_names(path):
+                facts = self._analyzed(path, analyze)
+                if facts is not None:
+                    return Resolved(facts, name, path)
+                continue
+            if depth >= _MAX_RE_EXPORTS:
+                continue
+            for module, exported, local in self._re_exported(path):
+                if local == name or exported == "*":
+                    found = self.resolve(path, f"{module}.{exported if local == name else name}", analyze, depth + 1)
+                    if found is not None:
+                        return found
         return None
+
+    def _re_exported(self, path: Path) -> list[tuple[str, str, str]]:
+        """The file's `from module import name [as local]` statements, `*` included (a text scan)."""
+        found = self._re_exports.get(path)
+        if found is None:
+            found = self._re_exports[path] = []
+            for module, names in _FROM_IMPORT.findall(self._text(path)):
+                for part in names.strip("()").replace("\\\n", " ").split(","):
+                    words = part.split()
+                    if len(words) == 1 or (len(words) == 3 and words[1] == "as"):
+                        found.append((module, words[0], words[-1]))
+        return found
+
+    def _text(self, path: Path) -> str:
+        try:
+            return read_source(path) if path.stat().st_size <= _MAX_BYTES else ""
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            return ""
 
     def _defined_names(self, path: Path) -> frozenset[str]:
         """The names that `def` or `class` statements in the file bind (a text scan: a superset)."""
         names = self._definitions.get(path)
         if names is None:
-            try:
-                text = read_source(path) if path.stat().st_size <= _MAX_BYTES else ""
-            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-                text = ""
-            names = self._definitions[path] = frozenset(_DEFINITION.findall(text))
+            names = self._definitions[path] = frozenset(_DEFINITION.findall(self._text(path)))
         return names
 
     def _analyzed(self, path: Path, analyze: Analyzer) -> Facts | None:

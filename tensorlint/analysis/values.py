@@ -292,6 +292,10 @@ class Scope(Protocol):
         """The value of `self.x`, when `expr` is an attribute of the method's `self`."""
         ...
 
+    def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
+        """The value of `obj.x`, when `obj` is an instance of a project class the code shows."""
+        ...
+
     def is_local_module_class(self, name: str) -> bool: ...
 
     def is_local_function(self, name: str) -> bool:
@@ -391,6 +395,10 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
     base = evaluate(expr.value, scope)
     if base.exception and name == "__traceback__":
         return EXCEPTION
+    if base.instance is not None and not base.tensor:
+        known = scope.attribute_of_instance(base, name)  # `runner.net`: what `Runner` assigns to `self.net`
+        if known is not None:
+            return known
     if base.module and not base.tensor:
         # `model.encoder` is a submodule; `model.device` or `model.config` are not.
         return UNKNOWN if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") else MODULE
@@ -426,6 +434,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
     callee = scope.attribute_of_self(call.func) if recv is not None else evaluate(call.func, scope)
+    if callee is None and isinstance(call.func, cst.Attribute) and (owner := evaluate(call.func.value, scope)).instance:
+        callee = scope.attribute_of_instance(owner, call.func.attr.value)  # `runner.net(x)`
     if callee is not None and callee.module:
         return _module_output(callee, args, scope)
     summarized = scope.summarized_call(call, args)
