@@ -815,9 +815,15 @@ class _Walker:
                     self._accumulate(node, target.value, value, value_expr)
                 return
             self._escape(value, "stored in a container", target.value)
-            if _reads(value_expr, target):
+            slot = _slot(target)
+            if not _reads(value_expr, target):
+                self.fresh.add(slot)  # `g.edata["a"] = attention(...)`: the slot starts afresh in this call
+                if self.iteration_fresh:
+                    self.iteration_fresh[-1].add(slot)
+            elif slot not in (self.iteration_fresh[-1] if self.iteration_fresh else self.fresh):
                 # `avg[k] = (avg[k] * n + v) / (n + 1)`: the slot is computed from itself, so a graph in
-                # `v` chains onto it, call after call (an accumulation, not an entry added).
+                # `v` chains onto it, call after call (an accumulation, not an entry added), unless
+                # this call (this iteration, in a loop) set it afresh first: `g.edata["a"] = g.edata["a"] * w`.
                 self._accumulate(node, target, value, value_expr)
             index = target.slice[0].slice if len(target.slice) == 1 else None
             key = self._key(index.value) if isinstance(index, cst.Index) else None
@@ -1552,6 +1558,11 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is
 # not evidence that an unknown receiver is its instance.
 _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
+
+
+def _slot(target: cst.Subscript) -> str:
+    """A subscript target by its text (`g.edata["a"]`), as `fresh` knows it (never a plain name)."""
+    return cst.Module([]).code_for_node(target)
 
 
 def _constructed(facts: Facts, init: Unit, param: str) -> Value:
