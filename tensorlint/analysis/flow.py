@@ -1287,6 +1287,7 @@ class _Walker:
         assigned: set[str] = set()
         reads: dict[str, set[str]] = {}
         calls_backward = fetches = False
+        handed: list[cst.Call] = []  # calls that may hand a loader over, judged once `assigned` is known
         for node in own_nodes(statement.body):  # compared by type: isinstance against LibCST's ABCs is slow
             if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -1301,10 +1302,12 @@ class _Walker:
             elif type(node) is cst.Call:
                 called = callee_name(node)
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
-                # `next(it)`, or a loop over epochs that hands a loader to a training function
-                fetches = fetches or called == "next" or hands_over_data(node)
+                fetches = fetches or called == "next"  # `next(it)`
+                handed.append(node)
         if isinstance(statement, cst.For):
             assigned |= target_names(statement.target)
+        # ... or a loop over epochs that hands a loader to a training function
+        fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
         return Loop(
             statement,
             frozenset(reset_every_iteration(statement)),

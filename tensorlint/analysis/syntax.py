@@ -8,7 +8,7 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
@@ -134,13 +134,16 @@ def _names_data(name: str) -> bool:
     return "loader" in last or bool(words & {"iter", "iterator", "batches", "dataset", "data"})
 
 
-def hands_over_data(call: cst.Call) -> bool:
+def hands_over_data(call: cst.Call, made_here: Collection[str] = ()) -> bool:
     """A call of a function given a loader or an iterator of batches, by its name:
-    `train_epoch(model, train_iter)` in a loop over epochs (not `len(dataset)`)."""
+    `train_epoch(model, train_iter)` in a loop over epochs (not `len(dataset)`, nor `loss(data)`
+    for a `data` that the loop's body itself makes: a batch, not a loader)."""
     if not isinstance(call.func, cst.Name) or call.func.value in _BUILTIN_CALLS:
         return False
     return any(
-        isinstance(arg.value, (cst.Name, cst.Attribute)) and _names_data(dotted_name(arg.value) or "")
+        isinstance(arg.value, (cst.Name, cst.Attribute))
+        and _names_data(dotted_name(arg.value) or "")
+        and (dotted_name(arg.value) or "").split(".")[0] not in made_here
         for arg in call.args
     )
 
