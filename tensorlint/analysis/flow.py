@@ -269,17 +269,19 @@ class _Walker:
             results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
         return results if self.grad_enabled else tuple(r.without_graph() for r in results)
 
-    def _forward_numbers(self, call: cst.BaseExpression, count: int) -> set[int]:
-        """The positions of the tuple that a project module's `forward` returns where it always
-        holds a Python number (`acc = (pred == y).float().mean().item()`): `loss, acc = model(x)`
-        gives `acc` no graph. The other positions keep what calling a module gives."""
+    def _forward_without_graph(self, call: cst.BaseExpression, count: int) -> dict[int, Value]:
+        """The positions of the tuple that a project module's `forward` returns where its summary,
+        given inputs with a graph, gives a value known to have none: a Python number
+        (`acc.item()`) or a tensor that records none (`pred == y`). `loss, acc = model(x)` gives
+        `acc` no graph; the other positions keep what calling a module gives (what the summary
+        cannot tell included)."""
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
-            return set()
+            return {}
         known = self._method_of(call.func, "forward")
         elements = summary_of(*known).elements_given_graph if known is not None else None
         if elements is None or len(elements) != count:
-            return set()
-        return {position for position, value in enumerate(elements) if value.scalar and not value.tensor}
+            return {}
+        return {i: value for i, value in enumerate(elements) if (value.scalar or value.tensor) and not value.graph}
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
         """The function or method of this file a call runs, without reading other modules."""
@@ -780,6 +782,8 @@ class _Walker:
                 # `loss = losses.dice(out, y)`: a call the file cannot see into, given a graph, and
                 # its result named a loss; what a loss is computed from, it carries.
                 value = GRAPH if self.grad_enabled else TENSOR
+            if value == UNKNOWN and _wraps(value_expr, target.value) and (before := self.lookup(target.value)).module:
+                value = before  # `model = cuda(model)`, `model = ddp(model)`: the same network, wrapped or moved
             self._bind(target, value, drops_graph=_drops_graph(value_expr))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
@@ -790,9 +794,9 @@ class _Walker:
             elif elements is not None and len(elements) == len(target.elements):  # x, pad = helper(x)
                 for element, known in zip(target.elements, elements, strict=True):
                     self._bind(element.value, known)
-            elif numbers := self._forward_numbers(value_expr, len(target.elements)):
+            elif known_elements := self._forward_without_graph(value_expr, len(target.elements)):
                 for position, element in enumerate(target.elements):  # loss, acc = model(x)
-                    self._bind(element.value, SCALAR if position in numbers else value)
+                    self._bind(element.value, known_elements.get(position, value))
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
@@ -1178,11 +1182,18 @@ class _Walker:
                     break
 
     def _returned_value(self, value: cst.BaseExpression) -> Value:
-        """What a `return` gives; of a tuple display, each position is also kept (see `elements`)."""
-        if not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        """What a `return` gives; of a tuple display, or of a helper that returns one (`return
+        self.run(x)`, while summarising), each position is also kept (see `elements`)."""
+        passed_on = (
+            self.summarized_elements(value) if self.arguments is not None and isinstance(value, cst.Call) else None
+        )
+        if passed_on is not None:
+            values = list(passed_on)
+        elif not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
             self.returns_other = True
             return evaluate(value, self)
-        values = [evaluate(element.value, self) for element in value.elements]
+        else:
+            values = [evaluate(element.value, self) for element in value.elements]
         if self.returned_elements is None:
             self.returned_elements = values
         elif len(values) == len(self.returned_elements):
@@ -1561,6 +1572,17 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is
 # not evidence that an unknown receiver is its instance.
 _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", "write", "send", "count", "index"])
+
+
+def _wraps(expr: cst.BaseExpression, name: str) -> bool:
+    """`f(name, ...)`: a call given the name itself first."""
+    return (
+        isinstance(expr, cst.Call)
+        and bool(expr.args)
+        and expr.args[0].keyword is None
+        and isinstance(expr.args[0].value, cst.Name)
+        and expr.args[0].value.value == name
+    )
 
 
 def _slot(target: cst.Subscript) -> str:

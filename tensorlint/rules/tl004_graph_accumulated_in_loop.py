@@ -14,6 +14,7 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
+    all_params,
     bounded_per_call,
     callee_name,
     calls_in,
@@ -99,6 +100,9 @@ class GraphAccumulatedInLoop(Rule):
     assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
     made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
     `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers,
+    slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
+    on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
+    project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`),
     ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
     outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints),
     torchmetrics' `update` (run without grad), and Lightning's `validation_step`, `test_step`
@@ -262,6 +266,14 @@ def _per_call(event: Accumulation | Store) -> bool:
     return isinstance(event, Accumulation) or event.unit.called_per_batch
 
 
+def _inputs(unit: Unit) -> set[str]:
+    """The parameters of `forward` (and of what it calls on `self`) other than `self`: the
+    inputs of one call, which its caller makes per batch (a hook's module, by contrast, lives on)."""
+    node = unit.node
+    params = all_params(node.params) if isinstance(node, (cst.FunctionDef, cst.Lambda)) else []
+    return {p.name.value for p in params} - {unit.self_name}
+
+
 def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     """The message for state that a repeated call folds a graph into: `self.total += loss` in a
     per-step method (the framework's loop over batches is the loop), `losses.append(loss)` in a
@@ -273,6 +285,8 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     lifetime, kind = facts.container_kind(event.unit, target)
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
+    if role is Role.FORWARD and root.split(".")[0] in _inputs(event.unit):
+        return None  # `g.edata["m"] = g.edata["m"] + x` on the graph `forward` is handed: the caller's, per call
     if isinstance(event, Store):
         # A slot of a tensor written in a function the loop calls chains history as `+=` does.
         in_place = kind == "tensor" and event.unit.called_per_batch
