@@ -240,6 +240,8 @@ class ModuleIndex:
     foreign_managed: set[str] = field(default_factory=set)
     # `torch.cat(self.preds)`: containers whose items the code concatenates as tensors, by name
     concatenated: set[str] = field(default_factory=set)
+    # `Name(...)` calls by the called name, with their unit: found once, when first asked
+    named_calls: dict[str, list[tuple[cst.Call, Unit]]] | None = None
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -258,6 +260,7 @@ class ModuleIndex:
             unit.parent = None
             unit.cls = None
             unit.defs.clear()
+        self.named_calls = None
 
 
 class _Indexer:
@@ -729,13 +732,17 @@ def constructor_arguments(index: ModuleIndex, init: Unit, param: str) -> list[tu
     params = [p.name.value for p in all_params(init.node.params)][1:]
     if param not in params:
         return []
+    if index.named_calls is None:
+        index.named_calls = {}
+        for caller in index.units:
+            for node in walk(caller.node, into_functions=False):
+                if type(node) is cst.Call and type(node.func) is cst.Name:
+                    index.named_calls.setdefault(node.func.value, []).append((node, caller))
     given = []
-    for caller in index.units:
-        for node in walk(caller.node, into_functions=False):
-            if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == init.cls.name:
-                arg = arguments_by_position(node, init).get(params.index(param))
-                if arg is not None:
-                    given.append((arg, caller))
+    for call, caller in index.named_calls.get(init.cls.name, []):
+        arg = arguments_by_position(call, init).get(params.index(param))
+        if arg is not None:
+            given.append((arg, caller))
     return given
 
 
