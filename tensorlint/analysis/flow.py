@@ -61,6 +61,7 @@ from tensorlint.analysis.names import (
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
     accumulated_operand,
+    annotation_words,
     assign_loop_step_roles,
     calls_and_yields,
     calls_in,
@@ -74,6 +75,7 @@ from tensorlint.analysis.syntax import (
     placed,
     removes_handles,
     reset_every_iteration,
+    single_class,
     target_names,
 )
 from tensorlint.analysis.values import (
@@ -115,26 +117,6 @@ def _checks_bfloat16(call: cst.Call) -> bool:
     if isinstance(enabled, cst.Name) and enabled.value == "False":
         return False
     return dtype is not None and (dotted_name(dtype) or "").endswith(("bfloat16", "bf16"))
-
-
-def _annotation_words(param: cst.Param) -> set[str]:
-    """The names in a parameter's annotation: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
-    if param.annotation is None:
-        return set()
-    words: set[str] = set()
-    for node in [param.annotation.annotation, *walk(param.annotation.annotation)]:
-        if isinstance(node, cst.Name):
-            words.add(node.value)
-        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
-            words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
-    return words
-
-
-def _single_class(words: set[str]) -> str | None:
-    """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
-    `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
-    named = words - {"Optional", "Union", "None"}
-    return next(iter(named)) if len(named) == 1 else None
 
 
 class _Walker:
@@ -407,7 +389,7 @@ class _Walker:
         positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
         for position, param in enumerate(positional):
             name = param.name.value
-            words = _annotation_words(param)
+            words = annotation_words(param)
             if hook:
                 first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
                 value = MODULE if first_is_module else TENSOR if unit.given_gradients else GRAPH
@@ -422,9 +404,9 @@ class _Walker:
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
                 value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
-                annotated = _single_class(words)  # `model: Tagger`: an instance of the file's module class
+                annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
-            elif (annotated := _single_class(words)) in self.index.classes:
+            elif (annotated := single_class(words)) in self.index.classes:
                 value = Value(instance=annotated)  # `meter: ErrorMeter`: an instance of the file's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
@@ -1458,7 +1440,7 @@ def _key_space_grows(param: cst.Param) -> bool:
     words = set(param.name.value.lower().split("_"))
     if words & _LABEL_WORDS:
         return False
-    annotation = _annotation_words(param)
+    annotation = annotation_words(param)
     plain = bool(annotation) and annotation <= _PLAIN_KEY_ANNOTATIONS
     return not plain or bool(words & _COUNTER_WORDS)
 

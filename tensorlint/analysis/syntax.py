@@ -281,6 +281,26 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                         )  # made before the loop
 
 
+def annotation_words(param: cst.Param) -> set[str]:
+    """The names in a parameter's annotation: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
+    if param.annotation is None:
+        return set()
+    words: set[str] = set()
+    for node in [param.annotation.annotation, *walk(param.annotation.annotation)]:
+        if isinstance(node, cst.Name):
+            words.add(node.value)
+        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
+            words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
+    return words
+
+
+def single_class(words: set[str]) -> str | None:
+    """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
+    `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
+    named = words - {"Optional", "Union", "None"}
+    return next(iter(named)) if len(named) == 1 else None
+
+
 def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:
     """The function of this file a loop's call runs: one it names (`train_step(...)`), or a method
     of an instance whose class the code shows: `trainer.step(batch)` after `trainer = Trainer(...)`
@@ -305,15 +325,7 @@ def _instance_class(name: str, caller: Unit) -> str | None:
         return classes.pop() if len(classes) == 1 else None
     node = caller.node
     params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
-    for param in params:
-        if param.name.value == name and param.annotation is not None:
-            named = {
-                n.value
-                for n in [param.annotation.annotation, *walk(param.annotation.annotation)]
-                if isinstance(n, cst.Name)
-            } - {"Optional", "None"}
-            return named.pop() if len(named) == 1 else None
-    return None
+    return next((single_class(annotation_words(p)) for p in params if p.name.value == name), None)
 
 
 def carried_names(loop: cst.For | cst.While) -> set[str]:
