@@ -21,6 +21,7 @@ from tensorlint.rules import all_codes, all_rules
 from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.source import (
     NOTEBOOK_SUFFIX,
+    is_test_code,
     might_matter,
     needs_engine,
     nesting_problem,
@@ -83,7 +84,8 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
         return [_syntax_error(error, source, filename)], False
     except (RecursionError, MemoryError) as error:
         return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")], False
-    rules = [rule() for rule in all_rules() if rule.code in codes]
+    in_tests = is_test_code(filename, source)
+    rules = [rule() for rule in all_rules() if rule.code in codes and not (in_tests and rule.grows_over_a_run)]
     if not rules:
         return [], True
     try:

@@ -57,6 +57,9 @@ class Rule:
     fix_availability: ClassVar[str] = "None"  # "Always", "Sometimes" or "None"
     default_enabled: ClassVar[bool] = True  # False: only when selected by code or prefix (`extend-select`)
     severity: ClassVar[str] = "error"  # "error" or "warning", for CI formats (SARIF level, GitHub annotations)
+    # Memory that builds up over many steps or calls: not checked in test code, which runs a few
+    # (`source.is_test_code`). Crashes and no-ops are reported there all the same.
+    grows_over_a_run: ClassVar[bool] = False
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
 
@@ -87,7 +90,8 @@ class Rule:
             if cls.default_enabled
             else f'Not enabled by default: select it with `extend-select = ["{cls.code}"]`.'
         )
-        lines = [f"# {cls.name} ({cls.code})", "", f"{cls.summary}", "", f"*{fix} {state}*", "", doc, ""]
+        scope = " Not checked in test code: a test runs a few steps." if cls.grows_over_a_run else ""
+        lines = [f"# {cls.name} ({cls.code})", "", f"{cls.summary}", "", f"*{fix} {state}{scope}*", "", doc, ""]
         if cls.invalid or cls.valid:
             lines += ["## Checked examples", ""]
             lines += ["Reported:", ""] + [_code_block(e) for e in cls.invalid]

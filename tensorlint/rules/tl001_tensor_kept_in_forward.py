@@ -96,6 +96,7 @@ class TensorKeptInForward(Rule):
     code = "TL001"
     name = "tensor-kept-in-forward"
     summary = "Tensor stored in a container that outlives `forward` and grows every call"
+    grows_over_a_run = True
     invalid = (
         """
         from torch import nn

@@ -88,6 +88,7 @@ class ClosureCapturesTensor(Rule):
     fix_availability = "Sometimes"
     name = "closure-captures-tensor"
     summary = "Lambda or closure captures a tensor and outlives the call"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -157,6 +157,7 @@ class GraphAccumulatedInLoop(Rule):
     fix_availability = "Sometimes"
     name = "graph-accumulated-in-loop"
     summary = "Autograd history accumulated across loop iterations"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -99,6 +99,7 @@ class ExceptionKept(Rule):
     fix_availability = "Sometimes"
     name = "exception-kept"
     summary = "Caught exception kept in a container: its traceback keeps the frames' tensors"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

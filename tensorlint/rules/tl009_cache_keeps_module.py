@@ -66,6 +66,7 @@ class CacheKeepsModule(Rule):
     code = "TL009"
     name = "cache-keeps-module"
     summary = "`lru_cache`/`cache` on an nn.Module method or a function of tensors keeps them alive"
+    grows_over_a_run = True
     invalid = (
         """
         import functools

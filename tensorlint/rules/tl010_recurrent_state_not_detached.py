@@ -118,6 +118,7 @@ class RecurrentStateNotDetached(Rule):
     fix_availability = "Sometimes"
     name = "recurrent-state-not-detached"
     summary = "Recurrent state carried across training batches without `.detach()`"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -112,6 +112,7 @@ class RetainGraphInLoop(Rule):
     fix_availability = "Always"
     name = "retain-graph-in-loop"
     summary = "`backward(retain_graph=True)` once per batch, with no second backward through the graph"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -72,6 +72,7 @@ class MutableDefaultCollectsTensors(Rule):
     code = "TL012"
     name = "mutable-default-collects-tensors"
     summary = "Tensor kept in a mutable default argument or a class-level container, shared by every call"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -126,6 +126,7 @@ class MetricNeverReset(Rule):
     fix_availability = "Sometimes"
     name = "metric-never-reset"
     summary = "Stateful metric updated every batch and never reset"
+    grows_over_a_run = True
     invalid = (
         """
         import lightning as L

@@ -83,6 +83,7 @@ class TensorKeyedContainer(Rule):
     code = "TL015"
     name = "tensor-keyed-container"
     summary = "Tensor used as a dict key or set member in a container that outlives the call"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

@@ -93,6 +93,7 @@ class HookHandlesAccumulated(Rule):
     code = "TL016"
     name = "hook-handles-accumulated"
     summary = "Hook handles appended to a list on every step, the list never emptied"
+    grows_over_a_run = True
     invalid = (
         """
         import torch

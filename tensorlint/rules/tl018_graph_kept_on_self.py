@@ -82,6 +82,7 @@ class GraphKeptOnSelf(Rule):
     fix_availability = "Sometimes"
     name = "graph-kept-on-self"
     summary = "Tensor with autograd history assigned to an attribute once per batch"
+    grows_over_a_run = True
     invalid = (
         """
         import torch
