@@ -36,12 +36,13 @@ def findings(split: str, dest: Path) -> list[dict[str, str | int]]:
         if fix.split != split or not root.is_dir():
             continue
         command = [sys.executable, "-m", "tensorlint", "check", "--isolated", "--no-cache", "--exit-zero"]
-        out = subprocess.run([*command, "--output-format", "json-lines", str(root)], capture_output=True, text=True)
+        # From the tree's root, as a user runs it: the paths are the project's own (`tests/...`).
+        out = subprocess.run([*command, "--output-format", "json-lines", "."], capture_output=True, text=True, cwd=root)
         for line in out.stdout.splitlines():
             found = json.loads(line)
             if found["code"] is None:
                 continue  # a file that does not parse (Python 2 examples): not a finding
-            path = Path(found["filename"]).resolve()
+            path = (root / found["filename"]).resolve()
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             row = found["location"]["row"]
             source = lines[row - 1].strip() if 0 < row <= len(lines) else ""

@@ -7,6 +7,7 @@ pays for it.
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import re
@@ -46,19 +47,40 @@ _TEST_FRAMEWORK = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:pytest|unittest)\b
 
 
 def is_test_code(filename: str, source: str) -> bool:
-    """A file in a `tests/` folder, or one named as pytest collects it that imports pytest or
-    unittest or defines a `test_` function.
+    """A file in a `tests/` folder of its project, or one named as pytest collects it that imports
+    pytest or unittest or defines a `test_` function.
 
     A test runs a model for a few steps and keeps what it compares on purpose: growth that
     would end a long run in out-of-memory is bounded there (on the trees of the mined fixes, all
     48 such findings in test code were false, none true).
     """
-    parts = Path(filename).parts
-    if not parts:
-        return False
-    if _TESTS_FOLDER in parts[:-1]:
+    path = Path(filename)
+    if _TESTS_FOLDER in _folders_in_project(path):
         return True
-    return bool(_PYTEST_NAME.fullmatch(parts[-1]) and _TEST_FRAMEWORK.search(source))
+    return bool(_PYTEST_NAME.fullmatch(path.name) and _TEST_FRAMEWORK.search(source))
+
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _folders_in_project(path: Path) -> tuple[str, ...]:
+    """The folders between the project's root and the file: as written when relative (a run from
+    the root), else below the nearest folder with a root marker (an editor's absolute path, which
+    may lie in a `tests/` folder of something else)."""
+    if not path.is_absolute():
+        return path.parts[:-1]
+    return _below_root(path.parent) or ()
+
+
+@functools.cache
+def _below_root(folder: Path) -> tuple[str, ...] | None:
+    """None when no folder above has a root marker: then no folder counts (checked, not skipped)."""
+    if any((folder / marker).exists() for marker in ROOT_MARKERS):
+        return ()
+    if folder.parent == folder:
+        return None
+    above = _below_root(folder.parent)
+    return None if above is None else (*above, folder.name)
 
 
 def might_matter(source: str) -> bool:

@@ -171,14 +171,14 @@ def test_force_exclude_skips_explicitly_named_excluded_files(
 def test_per_file_ignores_drop_codes_for_matching_files(
     sample_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pyproject(sample_project, '[tool.tensorlint.per-file-ignores]\n"tests/*" = ["TL004"]\n')
-    write(sample_project, "tests/test_leaky.py", LEAKY)
-    write(sample_project, "tests/test_cache.py", CACHE)
+    pyproject(sample_project, '[tool.tensorlint.per-file-ignores]\n"scripts/*" = ["TL004"]\n')
+    write(sample_project, "scripts/leaky.py", LEAKY)
+    write(sample_project, "scripts/cache.py", CACHE)
     cli(".")
     assert files_and_codes(capsys.readouterr().out) == [
         ("cache.py", "TL001"),
         ("leaky.py", "TL004"),
-        ("tests/test_cache.py", "TL001"),
+        ("scripts/cache.py", "TL001"),
     ]
 
 

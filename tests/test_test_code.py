@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tensorlint.engine import lint_source
@@ -66,3 +68,12 @@ def test_scripts_named_like_tests_are_checked(filename: str) -> None:
 
 def test_crashes_are_reported_in_test_code() -> None:
     assert [f.code for f in lint_source(CUDA_COLLATE, "tests/test_data.py")] == ["TL003"]
+
+
+def test_absolute_paths_count_the_folders_below_the_project_root(tmp_path: Path) -> None:
+    project = tmp_path / "tests" / "project"  # a checkout that happens to lie in someone's tests/ folder
+    (project / "tests").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    assert not is_test_code(str(project / "train.py"), EVAL_LOOP)
+    assert is_test_code(str(project / "tests" / "helpers.py"), EVAL_LOOP)
+    assert [f.code for f in lint_source(EVAL_LOOP, str(project / "train.py"))] == ["TL004"]

@@ -18,9 +18,8 @@ import libcst as cst
 
 from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.parse import parse_module
-from tensorlint.source import read_source
+from tensorlint.source import ROOT_MARKERS, read_source
 
-_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 # `from .jtnn_vae import JTNNVAE, JTNNDecoder as Decoder` or `from .utils import *` in a package's
@@ -189,7 +188,7 @@ def _candidates(importer: Path, module_name: str) -> list[Path]:
         bases = []
         for base in [folder, *folder.parents]:
             bases.append(base)
-            if any((base / marker).exists() for marker in _ROOT_MARKERS):
+            if any((base / marker).exists() for marker in ROOT_MARKERS):
                 if base.name == parts[0]:
                     bases.append(base.parent)  # a project that is its own package: `import TTS.utils` in TTS/
                 break
