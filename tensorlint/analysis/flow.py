@@ -472,12 +472,14 @@ class _Walker:
         elif isinstance(statement, cst.If):
             self._effects(statement.test)
             before, fresh, iteration = dict(self.env), set(self.fresh), self._iteration_copy()
+            grad_before = self.grad_enabled
             self.conditions.append(statement.test)
             guarded = _tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
             if guarded is not None and not guarded[1]:
                 self.env[guarded[0]] = UNKNOWN  # `if not isinstance(val, Tensor):` val is no tensor here
             self._block(statement.body)
             after_body, self.env = self.env, before
+            grad_after_body, self.grad_enabled = self.grad_enabled, grad_before
             fresh_after_body, self.fresh = self.fresh, fresh
             iteration_after_body, self.iteration_fresh = self.iteration_fresh, iteration
             if guarded is not None and guarded[1]:
@@ -488,6 +490,7 @@ class _Walker:
                 else:
                     self._block(statement.orelse.body)
             self.env = _join_env(after_body, self.env)
+            self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
             self.fresh &= fresh_after_body
             for mine, theirs in zip(self.iteration_fresh, iteration_after_body, strict=True):
                 mine &= theirs
@@ -570,6 +573,14 @@ class _Walker:
             return None if flag is None else not flag
         return None
 
+    def _switches_grad(self, call: cst.Call) -> bool:
+        """`torch.set_grad_enabled(False)` as a statement: the mode holds until it is set again
+        (`no_grad()` alone is a context manager: called as a statement it changes nothing)."""
+        qualified = self.imports.qualify(call.func)
+        return qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and (
+            self._grad_mode(call) is not None
+        )
+
     def _nested_def(self, node: cst.FunctionDef) -> None:
         self.env[node.name.value] = self._closure(node, free_names(node), node.params)
         for decorator in node.decorators:
@@ -610,6 +621,8 @@ class _Walker:
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
             call = small.value
+            if isinstance(call, cst.Call) and self._switches_grad(call):  # `torch.set_grad_enabled(False)`
+                self.grad_enabled = bool(self._grad_mode(call))
             if isinstance(call, cst.Call) and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
                 self._note_reset(emptied, True)
         elif isinstance(small, cst.Return):
