@@ -65,6 +65,7 @@ from tensorlint.analysis.syntax import (
     assign_loop_step_roles,
     calls_and_yields,
     calls_in,
+    calls_under_no_grad,
     carried_names,
     concatenated_operand,
     free_names,
@@ -128,7 +129,7 @@ class _Walker:
         self.unit = unit
         self.imports = facts.imports
         self.env: dict[str, Value] = {}
-        self.grad_enabled = not self._decorated_no_grad()
+        self.grad_enabled = not (self._decorated_no_grad() or self._called_only_under_no_grad())
         self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
@@ -358,6 +359,17 @@ class _Walker:
             self.facts.final_env[id(self.unit)] = self.env
             self.facts.reset_in_call[id(self.unit)] = frozenset(self.fresh)
             self._find_hook_cycles()
+
+    def _called_only_under_no_grad(self) -> bool:
+        """Every call of this function or method in the file runs under `no_grad` (`with
+        torch.no_grad(): pred = model.inference(g, x)`): its author runs it without history. One
+        the file never calls is judged with gradients on; `forward` and `__call__` are called
+        through the object, not by name."""
+        unit = self.unit
+        if not isinstance(unit.node, cst.FunctionDef) or unit.name.startswith("__") or unit.name == "forward":
+            return False
+        calls = calls_under_no_grad(self.index, unit.name)
+        return bool(calls) and all(calls)
 
     def _decorated_no_grad(self) -> bool:
         """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`)."""

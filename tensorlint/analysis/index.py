@@ -242,6 +242,8 @@ class ModuleIndex:
     concatenated: set[str] = field(default_factory=set)
     # `Name(...)` calls by the called name, with their unit: found once, when first asked
     named_calls: dict[str, list[tuple[cst.Call, Unit]]] | None = None
+    # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
+    calls_under_no_grad: dict[str, list[bool]] | None = None
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -261,6 +263,7 @@ class ModuleIndex:
             unit.cls = None
             unit.defs.clear()
         self.named_calls = None
+        self.calls_under_no_grad = None
 
 
 class _Indexer:

@@ -10,7 +10,6 @@ a per-step method (`training_step`) is the same. TL010 reports such states; TL01
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -27,8 +26,11 @@ from tensorlint.analysis.index import (
 )
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import (
+    NoGrad,
     Place,
     calls_in,
+    calls_under_no_grad,
+    decorated_no_grad,
     is_training_iteration,
     iterates_loader,
     own_nodes,
@@ -39,7 +41,6 @@ from tensorlint.analysis.values import is_model_name
 
 # The calls that backpropagate a loss: `loss.backward()`, Lightning's and Accelerate's.
 BACKWARD_CALLS = frozenset(["backward", "manual_backward"])
-_NO_GRAD = frozenset(["no_grad", "inference_mode"])
 _CUT_WORDS = ("detach", "repackage")
 # Names of recurrent networks and their cells: `self.lstm`, `encoder_rnn`, `gru_cell`.
 _RECURRENT_WORDS = ("rnn", "lstm", "gru", "cell")  # `repackage_hidden`, `detach_hidden`, `hidden.detach_()`
@@ -70,9 +71,9 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     # A loop carries state from one iteration into the next, a step method from one call into the
     # next: a framework's (`training_step`), or one that calls `backward()` (a loop may call it).
     step = Role.STEP in unit.roles or (unit.is_method and any(_is_backward(c) for c, _ in placed(unit, cst.Call)))
-    if not (unit.has_loop or step) or _decorated_no_grad(unit):
+    if not (unit.has_loop or step) or decorated_no_grad(unit):
         return []
-    no_grad = _NoGrad(unit)
+    no_grad = NoGrad(unit)
     loops: list[tuple[cst.For | cst.While, Place]] = [*placed(unit, cst.For), *placed(unit, cst.While)]
     loops.sort(key=lambda item: -len(item[1].loops))  # innermost first: one state, one loop
     found: list[CarriedState] = []
@@ -154,11 +155,7 @@ def _evaluates_a_stream(facts: Facts, unit: Unit, loop: cst.For | cst.While) -> 
 def _called_under_no_grad(facts: Facts, function: Unit) -> bool:
     """Whether some call of the function in the file runs under `no_grad` (`with torch.no_grad():
     evaluate(model, loader)`, or from a function decorated with it)."""
-    for other in facts.index.units:
-        for call, _ in placed(other, cst.Call):
-            if callee_name(call) == function.name and (_decorated_no_grad(other) or id(call) in _NoGrad(other).nodes):
-                return True
-    return False
+    return any(calls_under_no_grad(facts.index, function.name))
 
 
 def _started_outside(facts: Facts, unit: Unit, loop: cst.For | cst.While, names: tuple[str, ...]) -> bool:
@@ -241,7 +238,7 @@ def _helpers(facts: Facts, unit: Unit, call: cst.Call) -> list[Unit]:
     return [found for found, _, _ in resolve_callable(facts.index, call.func, unit)]
 
 
-def _step_states(facts: Facts, unit: Unit, no_grad: _NoGrad) -> list[CarriedState]:
+def _step_states(facts: Facts, unit: Unit, no_grad: NoGrad) -> list[CarriedState]:
     """`self.hidden` fed back into the call that computes it in each call of a training step, where
     no other method of the class (nor code outside it) resets or detaches it."""
     method = unit.method_unit()
@@ -349,31 +346,3 @@ def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
 
 def _is_backward(call: cst.Call) -> bool:
     return callee_name(call) in BACKWARD_CALLS
-
-
-class _NoGrad:
-    """The nodes of the unit inside `with torch.no_grad():` or `torch.inference_mode()`, found
-    when first asked: most units never call `backward()`, and then nobody asks."""
-
-    def __init__(self, unit: Unit) -> None:
-        self.unit = unit
-
-    @functools.cached_property
-    def nodes(self) -> set[int]:
-        inside: set[int] = set()
-        for node, _ in placed(self.unit, cst.With):
-            if any(isinstance(item.item, cst.Call) and callee_name(item.item) in _NO_GRAD for item in node.items):
-                inside.update(id(inner) for inner in own_nodes(node.body))
-        return inside
-
-
-def _decorated_no_grad(unit: Unit) -> bool:
-    node = unit.node
-    if not isinstance(node, cst.FunctionDef):
-        return False
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        called = expr.func if isinstance(expr, cst.Call) else expr
-        if (dotted_name(called) or "").rsplit(".", 1)[-1] in _NO_GRAD:
-            return True
-    return False

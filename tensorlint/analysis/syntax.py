@@ -8,6 +8,7 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
@@ -533,3 +534,49 @@ def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
 
 
 _HOOK_REGISTRATIONS = MODULE_HOOK_REGISTRATIONS | TENSOR_HOOK_REGISTRATIONS
+
+
+NO_GRAD_NAMES = frozenset(["no_grad", "inference_mode"])
+
+
+class NoGrad:
+    """The nodes of the unit inside `with torch.no_grad():` or `torch.inference_mode()`, found
+    when first asked: most units never call `backward()`, and then nobody asks."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+
+    @functools.cached_property
+    def nodes(self) -> set[int]:
+        inside: set[int] = set()
+        for node, _ in placed(self.unit, cst.With):
+            if any(isinstance(item.item, cst.Call) and callee_name(item.item) in NO_GRAD_NAMES for item in node.items):
+                inside.update(id(inner) for inner in own_nodes(node.body))
+        return inside
+
+
+def decorated_no_grad(unit: Unit) -> bool:
+    node = unit.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        called = expr.func if isinstance(expr, cst.Call) else expr
+        if (dotted_name(called) or "").rsplit(".", 1)[-1] in NO_GRAD_NAMES:
+            return True
+    return False
+
+
+def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
+    """For each call in the file of a function or method so named (`evaluate(...)`,
+    `model.inference(...)`), whether it runs under `no_grad` or `inference_mode` (in the block, or
+    in a function decorated with it). The calls are found once per module, when first asked."""
+    if index.calls_under_no_grad is None:
+        index.calls_under_no_grad = {}
+        for unit in index.units:
+            decorated, inside = decorated_no_grad(unit), NoGrad(unit)
+            for call, _ in placed(unit, cst.Call):
+                called = callee_name(call)
+                if called is not None:
+                    index.calls_under_no_grad.setdefault(called, []).append(decorated or id(call) in inside.nodes)
+    return index.calls_under_no_grad.get(name, [])
