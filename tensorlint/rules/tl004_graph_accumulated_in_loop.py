@@ -88,7 +88,9 @@ class GraphAccumulatedInLoop(Rule):
       alive as in an evaluation loop (TL011 reports the flag).
 
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
-    decorator), including a loss computed before the block and written there into a stats tensor
+    decorator; also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
+    and a function or method whose every call in the file runs under them: `with
+    torch.no_grad(): pred = model.inference(g, x)`), including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
