@@ -255,7 +255,7 @@ class _Walker:
     def _forward_without_graph(self, call: cst.BaseExpression, count: int) -> dict[int, Value]:
         """The positions of the tuple that a project module's `forward` returns where its summary,
         given inputs with a graph, gives a value known to have none: a Python number
-        (`acc.item()`) or a tensor that records none (`pred == y`). `loss, acc = model(x)` gives
+        (`acc.item()`) or a tensor that records none (`pred == y`) beside one that does. `loss, acc = model(x)` gives
         `acc` no graph; the other positions keep what calling a module gives (what the summary
         cannot tell included)."""
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
@@ -264,7 +264,14 @@ class _Walker:
         elements = summary_of(*known).elements_given_graph if known is not None else None
         if elements is None or len(elements) != count:
             return {}
-        return {i: value for i, value in enumerate(elements) if (value.scalar or value.tensor) and not value.graph}
+        # A tensor without a graph counts only where the summary sees the graph reach another
+        # element: forward's own parameters and lists it does not follow would read as none.
+        graph_seen = any(value.graph for value in elements)
+        return {
+            i: value
+            for i, value in enumerate(elements)
+            if value.scalar or (value.tensor and not value.graph and graph_seen)
+        }
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
         """The function or method of this file a call runs, without reading other modules."""
