@@ -96,6 +96,35 @@ def test_names_a_star_import_binds_resolve_in_that_module(tmp_path: Path) -> Non
     assert [(row, code) for row, code, _ in _found(train)] == [(14, "TL004"), (16, "TL004")]
 
 
+DECODER_LOOP = """\
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from .utils import AverageMeter
+
+
+def train_epoch(loader, decoder, criterion, optimizer):
+    words = AverageMeter()
+    for features, captions, caption_lengths in loader:
+        scores, targets, decode_lengths, order = decoder(features, captions, caption_lengths)
+        scores = pack_padded_sequence(scores, decode_lengths, batch_first=True).data
+        loss = criterion(scores, pack_padded_sequence(targets, decode_lengths, batch_first=True).data)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        words.update(loss.item(), sum(decode_lengths))
+        words.update(loss.item(), sum(order))
+    return words.sum
+"""
+
+
+def test_lengths_a_model_returns_beside_its_outputs_are_ints(tmp_path: Path) -> None:
+    # The meter adds `n` to `self.count`: the decode lengths (a Python list beside the scores)
+    # carry no graph; an element not named for a count still may.
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    train.write_text(DECODER_LOOP, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == [(16, "TL004")]
+
+
 def test_an_import_that_resolves_to_nothing_is_silence(tmp_path: Path) -> None:
     assert _found(_project(tmp_path, "somewhere_else", "unused.py")) == []
 

@@ -92,6 +92,7 @@ from tensorlint.analysis.values import (
     is_criterion_name,
     is_label_name,
     is_model_name,
+    names_a_count,
     names_a_loss_value,
 )
 from tensorlint.analysis.walk import children, contains, walk
@@ -811,6 +812,9 @@ class _Walker:
             elif known_elements := self._forward_without_graph(value_expr, len(target.elements)):
                 for position, element in enumerate(target.elements):  # loss, acc = model(x)
                     self._bind(element.value, known_elements.get(position, value))
+            elif value.graph and any(_names_a_count(e.value) for e in target.elements):
+                for element in target.elements:  # `scores, decode_lengths = decoder(x)`: the lengths are ints
+                    self._bind(element.value, SCALAR if _names_a_count(element.value) else value)
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
@@ -1853,3 +1857,7 @@ def _worth_walking(units: list[Unit]) -> list[bool]:
         if walked[position] and parent is not None:
             walked[position_of[id(parent)]] = True
     return walked
+
+
+def _names_a_count(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Name) and names_a_count(target.value)

@@ -240,10 +240,15 @@ def is_model_name(name: str) -> bool:
 
 
 def names_a_count(name: str) -> bool:
-    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`: a size or a count, a Python int
-    (graph libraries' batched graphs have these next to their tensors)."""
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `decode_lengths`: a size, a count
+    or lengths, Python ints (graph libraries' batched graphs have these next to their tensors; a
+    sequence model returns its lengths next to its outputs)."""
     lowered = name.lower()
-    return lowered.startswith(("num_", "number_of_", "n_")) or lowered.endswith("_count") or lowered == "batch_size"
+    return (
+        lowered.startswith(("num_", "number_of_", "n_"))
+        or lowered.endswith(("_count", "_lengths", "_lens"))
+        or lowered in ("batch_size", "lengths", "lens")
+    )
 
 
 def is_label_name(name: str) -> bool:

@@ -22,11 +22,13 @@ from tensorlint.analysis import (
     dotted_name,
     is_loss_name,
     method_call,
+    names_in,
     names_reaching,
     own_nodes,
     retain_graph_flag,
     root_name,
     string_value,
+    target_names,
     tensor_keyed,
     walk,
     with_import,
@@ -250,6 +252,8 @@ class GraphAccumulatedInLoop(Rule):
                     continue  # model code: its loops over tiles, chunks or lists build the output
                 if root in names_reaching(event.unit, facts.returned.get(id(event.unit), set())):
                     continue  # builds the function's result, not a loop over data
+                if _one_entry_per_item(event, loop):
+                    continue  # `packed[node.name] = pack(node)`: a table of a fixed collection
             if isinstance(event, Store) and id(loop.node) not in facts.graph_loops:
                 continue  # no graph is made in the loop: it stores views of one made before (`out[i]`)
             if not loop.calls_backward and loop.depends_on_carried(event.value_expr, exclude=root):
@@ -261,6 +265,19 @@ class GraphAccumulatedInLoop(Rule):
             # `backpropagate(loss, optimizer)`: a helper of this module runs the loop's backward
             backward = loop.calls_backward or _trains(facts, event.unit, loop.node, 0, BACKWARD_CALLS)
             yield Report(event.node, _message(root, loop, event, backward), fix)
+
+
+def _one_entry_per_item(event: Accumulation | Store, loop: Loop) -> bool:
+    """A store keyed by the item of a loop that feeds no data: one entry per item of a fixed
+    collection (graph nodes, layers, files), not one per batch."""
+    if not isinstance(event, Store) or not isinstance(loop.node, cst.For) or not isinstance(event.node, cst.Assign):
+        return False
+    items = target_names(loop.node.target)
+    for target in event.node.targets:
+        if isinstance(target.target, cst.Subscript):
+            keys = names_in(target.target.slice[0]) if target.target.slice else set()
+            return bool(keys) and keys <= items
+    return False
 
 
 def _per_call(event: Accumulation | Store) -> bool:
