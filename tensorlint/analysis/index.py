@@ -39,6 +39,8 @@ class Role(str, Enum):
     STEP = "step"  # a method a framework calls once per batch: `training_step`, a metric's `update`
 
 
+NO_GRAD_NAMES = frozenset(["no_grad", "inference_mode"])
+
 # Methods that frameworks call once per batch, like `forward`: Lightning's steps and batch hooks,
 # the HF Trainer's, metrics' and meters' `update`/`process`, callable objects. A container on
 # `self` that one of them grows gains an entry per batch.
@@ -244,6 +246,7 @@ class ModuleIndex:
     named_calls: dict[str, list[tuple[cst.Call, Unit]]] | None = None
     # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[bool]] | None = None
+    names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -279,6 +282,7 @@ class _Indexer:
         self.method_units: dict[int, Unit] = {}
         self.lambda_parents: dict[int, Unit] = {}
         self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
+        self.names_no_grad = False
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
@@ -335,6 +339,8 @@ class _Indexer:
         self.class_stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if any((dotted_name(d.decorator) or "").rsplit(".", 1)[-1] in NO_GRAD_NAMES for d in node.decorators):
+            self.names_no_grad = True  # `@torch.no_grad` without a call
         cls = self.class_stack[-1]
         parent = self.unit
         if cls is None:
@@ -474,6 +480,8 @@ class _Indexer:
         recv = receiver(node)
         if name is None:
             return
+        if name in NO_GRAD_NAMES:
+            self.names_no_grad = True
         if recv is not None:
             if name == "remove" and not node.args:
                 self.unit.removes_hooks = True  # RemovableHandle.remove(); list.remove takes an item
@@ -593,6 +601,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         method_units=indexer.method_units,
         lambda_parents=indexer.lambda_parents,
         hook_calls=indexer.hook_calls,
+        names_no_grad=indexer.names_no_grad,
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
         foreign_managed=indexer.foreign_managed,

@@ -18,6 +18,7 @@ import libcst as cst
 from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
+    NO_GRAD_NAMES,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
     ModuleIndex,
@@ -536,9 +537,6 @@ def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
 _HOOK_REGISTRATIONS = MODULE_HOOK_REGISTRATIONS | TENSOR_HOOK_REGISTRATIONS
 
 
-NO_GRAD_NAMES = frozenset(["no_grad", "inference_mode"])
-
-
 class NoGrad:
     """The nodes of the unit inside `with torch.no_grad():` or `torch.inference_mode()`, found
     when first asked: most units never call `backward()`, and then nobody asks."""
@@ -571,6 +569,8 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
     """For each call in the file of a function or method so named (`evaluate(...)`,
     `model.inference(...)`), whether it runs under `no_grad` or `inference_mode` (in the block, or
     in a function decorated with it). The calls are found once per module, when first asked."""
+    if not index.names_no_grad:
+        return []  # no call runs under it: most modules, answered without walking them
     if index.calls_under_no_grad is None:
         index.calls_under_no_grad = {}
         for unit in index.units:
