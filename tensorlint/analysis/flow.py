@@ -593,12 +593,14 @@ class _Walker:
             return None if flag is None else not flag
         return None
 
-    def _switches_grad(self, call: cst.Call) -> bool:
-        """`torch.set_grad_enabled(False)` as a statement: the mode holds until it is set again
+    def _grad_switch(self, call: cst.Call) -> bool | None:
+        """The mode `torch.set_grad_enabled(False)` sets as a statement, until it is set again
         (`no_grad()` alone is a context manager: called as a statement it changes nothing)."""
         qualified = self.imports.qualify(call.func)
-        return qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and (
-            self._grad_mode(call) is not None
+        return (
+            self._grad_mode(call)
+            if qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled")
+            else None
         )
 
     def _nested_def(self, node: cst.FunctionDef) -> None:
@@ -641,8 +643,9 @@ class _Walker:
         elif isinstance(small, cst.Expr):
             self._effects(small.value)
             call = small.value
-            if isinstance(call, cst.Call) and self._switches_grad(call):  # `torch.set_grad_enabled(False)`
-                self.grad_enabled = bool(self._grad_mode(call))
+            mode = self._grad_switch(call) if isinstance(call, cst.Call) else None
+            if mode is not None:  # `torch.set_grad_enabled(False)`
+                self.grad_enabled = mode
             if isinstance(call, cst.Call) and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
                 self._note_reset(emptied, True)
         elif isinstance(small, cst.Return):
