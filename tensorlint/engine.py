@@ -22,7 +22,7 @@ from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.source import (
     NOTEBOOK_SUFFIX,
     is_test_code,
-    might_matter,
+    may_report,
     needs_engine,
     nesting_problem,
     read_source,
@@ -32,7 +32,7 @@ from tensorlint.text import split_lines
 
 _PROJECT = Project()  # the modules that imports resolve to, analysed once per process
 
-__all__ = ["lint_file", "lint_notebook", "lint_source", "might_matter", "read_source", "read_source_and_encoding"]
+__all__ = ["lint_file", "lint_notebook", "lint_source", "read_source", "read_source_and_encoding"]
 
 
 def lint_source(
@@ -68,28 +68,25 @@ def lint_source(
 
 def _analyze(source: str, filename: str, codes: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
     """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
-    if not might_matter(source):
+    path = _project_file(filename)
+    in_tests = is_test_code(filename, source)
+    rules = [rule() for rule in all_rules() if rule.code in codes and not (in_tests and rule.grows_over_a_run)]
+    if not may_report(source, [rule.code for rule in rules]):
         return [], True
     too_deep = nesting_problem(source)
     if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
         row, reason = too_deep
         where = Location(row, 1)
         return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
-    path = Path(filename)
-    located = path.suffix == ".py" and path.is_file()
-    project = (project or _PROJECT) if located else None
+    project = (project or _PROJECT) if path else None
     try:
-        module = (project and project.parsed(path, source)) or parse_module(source)
+        module = (project.parsed(path, source) if project and path else None) or parse_module(source)
     except cst.ParserSyntaxError as error:
         return [_syntax_error(error, source, filename)], False
     except (RecursionError, MemoryError) as error:
         return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")], False
-    in_tests = is_test_code(filename, source)
-    rules = [rule() for rule in all_rules() if rule.code in codes and not (in_tests and rule.grows_over_a_run)]
-    if not rules:
-        return [], True
     try:
-        facts = analyze(module, path=path if located else None, project=project)
+        facts = analyze(module, path=path, project=project)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
         located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
         facts.index.release()  # the tree is freed on return, by reference counting
@@ -98,6 +95,12 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
     return sorted(set(located_findings), key=lambda f: f.sort_key), True
+
+
+def _project_file(filename: str) -> Path | None:
+    """The file a text is, when its imports resolve to the project's other modules."""
+    path = Path(filename)
+    return path if path.suffix == ".py" and path.is_file() else None
 
 
 def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str) -> list[Finding]:

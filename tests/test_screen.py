@@ -1,9 +1,9 @@
-"""The screen before parsing is as wide as the analysis: it never hides a finding.
+"""The screens before LibCST parses a file never hide a finding.
 
-A file the screen rules out is never parsed, so a finding in it would be lost silently. Each
-fixture is checked as written and with its imports removed (real hook helpers and training
-utilities often never import torch): whenever the full analysis finds something, the screen
-must let the text through.
+The screen (`source.may_report`) asks whether the text is torch code, and whether it has the words
+of an enabled rule. A file it rules out is never parsed, so a finding in it would be lost silently.
+Each fixture is checked rule by rule with the screen off: every rule that reports in it must be let
+through on its own (tests/test_metamorphic.py checks the same on every rewrite).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from helpers import FIXTURES, fixture_codes, leak_rule_fixtures
 from tensorlint import engine
-from tensorlint.source import might_matter
+from tensorlint.source import may_report, might_matter
 
 FIXTURE_FILES = leak_rule_fixtures()  # linted with the default codes, and an opt-in folder's own
 
@@ -23,18 +23,24 @@ def _without_imports(source: str) -> str:
     return "\n".join("" if line.startswith(("import ", "from ")) else line for line in source.splitlines()) + "\n"
 
 
-@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_the_screen_passes_every_text_the_analysis_reports_on(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "might_matter", lambda source: True)
+def _unscreened_codes(source: str, codes: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    monkeypatch.setattr(engine, "may_report", lambda source, codes: True)
     monkeypatch.setattr(engine, "needs_engine", lambda source, codes, apply_noqa=True: True)
+    found = {f.code for f in engine.lint_source(source, "<string>", codes=codes) if f.code}
+    monkeypatch.undo()
+    return found
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_the_screen_passes_every_rule_that_reports_in_a_text(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     codes = fixture_codes(fixture.relative_to(FIXTURES).as_posix())
     written = fixture.read_text(encoding="utf-8")
-    if engine.lint_source(written, "<string>", codes=codes):
-        assert might_matter(written), "the screen would skip a text that has findings"
+    for code in _unscreened_codes(written, codes, monkeypatch):
+        assert may_report(written, [code]), f"the screen would skip a text where {code} reports"
     stripped = _without_imports(written)
     # A kept exception matters for the tensors its frames hold: TL007 is for files that show torch.
-    if any(f.code != "TL007" for f in engine.lint_source(stripped, "<string>", codes=codes)):
-        assert might_matter(stripped), "the screen would skip a text that has findings"
+    for code in _unscreened_codes(stripped, codes, monkeypatch) - {"TL007"}:
+        assert may_report(stripped, [code]), f"the screen would skip a text where {code} reports"
 
 
 def test_the_screen_skips_plain_python() -> None:
@@ -46,3 +52,29 @@ def test_the_screen_skips_another_frameworks_code_unless_it_names_torch() -> Non
     body = "\n\ndef train(net, loader, trainer):\n    total = 0\n    for x, y in loader:\n        with autograd.record():\n            loss = net(x).mean()\n        loss.backward()\n        total += loss\n    return total\n"
     assert not might_matter("from mxnet import autograd" + body)
     assert might_matter("import torch\nfrom mxnet import autograd" + body)
+
+
+TEST_MODULE = """\
+import pytest
+import torch
+
+
+def test_training_keeps_every_loss():
+    model = torch.nn.Linear(2, 1)
+    losses = []
+    for _ in range(3):
+        losses.append(model(torch.ones(2)).sum())
+    assert len(losses) == 3
+"""
+
+
+def test_test_code_is_not_parsed_when_no_rule_that_runs_there_could_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Growth rules do not run in test code; the rules that do are about APIs this test never names."""
+
+    def parse(source: str) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(engine, "parse_module", parse)
+    assert engine.lint_source(TEST_MODULE, "tests/test_training.py") == []
+    with pytest.raises(AssertionError, match="parsed"):
+        engine.lint_source(TEST_MODULE, "training.py")
