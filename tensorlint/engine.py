@@ -22,11 +22,11 @@ from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.source import (
     NOTEBOOK_SUFFIX,
     is_test_code,
-    may_report,
     needs_engine,
     nesting_problem,
     read_source,
     read_source_and_encoding,
+    reportable,
 )
 from tensorlint.text import split_lines
 
@@ -70,9 +70,12 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
     path = _project_file(filename)
     in_tests = is_test_code(filename, source)
-    rules = [rule() for rule in all_rules() if rule.code in codes and not (in_tests and rule.grows_over_a_run)]
-    if not may_report(source, [rule.code for rule in rules]):
+    running = reportable(
+        source, [r.code for r in all_rules() if r.code in codes and not (in_tests and r.grows_over_a_run)]
+    )
+    if not running:
         return [], True
+    rules = [rule() for rule in all_rules() if rule.code in running]
     too_deep = nesting_problem(source)
     if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
         row, reason = too_deep

@@ -95,38 +95,40 @@ def might_matter(source: str) -> bool:
 # it to report anything there; a rule without words (growth takes too many forms) always runs.
 # So test code, where only the rules about one API run (see `is_test_code`), is rarely parsed.
 # tests/test_screen.py and the metamorphic tests check that every finding's rule is let through.
-_TRY = re.compile(r"\btry\b")
+_TRY = re.compile(r"try\s*:")  # patterns that start with a literal are searched fast
 _RULE_WORDS: dict[str, tuple[re.Pattern[str], ...]] = {
     "TL002": (re.compile(r"\blambda\b|partial|^[ \t]+(?:async[ \t]+)?def\b", re.MULTILINE),),  # a closure
     "TL003": (  # CUDA work, in what a DataLoader's workers run
         re.compile(r"cuda|device|\.to\b"),
         re.compile(r"DataLoader|Dataset|__getitem|__iter__|collate|worker_init"),
     ),
-    "TL005": (re.compile(r"\bdel\b"), re.compile(r"\bfor\b")),
-    "TL006": (_TRY, re.compile(r"(?i)oom|out.?of.?memory|should_reduce_batch_size")),
+    "TL005": (re.compile(r"for\s"), re.compile(r"[\s;:]del\b")),
+    "TL006": (_TRY, re.compile(r"(?i:oom|out.?of.?memory)|should_reduce_batch_size")),
     "TL007": (_TRY,),
     "TL008": (re.compile(r"register_\w*hook"),),
     "TL009": (re.compile(r"functools|lru_cache"),),
     "TL011": (re.compile(r"retain_graph"),),
     "TL013": (re.compile(r"DataLoader"),),
     "TL016": (re.compile(r"register_\w*hook"),),
-    "TL017": (re.compile(r"\bload\b"),),
+    "TL017": (re.compile(r"load\b"),),
     "TL019": (re.compile(r"empty_cache"),),
 }
 
 
-def may_report(source: str, codes: Collection[str]) -> bool:
-    """Whether any rule of `codes` could report something in this text."""
+def reportable(source: str, codes: Collection[str]) -> list[str]:
+    """The codes of `codes` whose rules could report something in this text: the others need not run."""
     if not might_matter(source):
-        return False
-    return any(
-        all(words.search(source) for words in _RULE_WORDS.get(code, ())) for code in codes if code != UNUSED_NOQA_CODE
-    )
+        return []
+    return [
+        code
+        for code in codes
+        if code != UNUSED_NOQA_CODE and all(words.search(source) for words in _RULE_WORDS.get(code, ()))
+    ]
 
 
 def needs_engine(source: str, codes: Collection[str], *, apply_noqa: bool = True) -> bool:
     """Whether linting this text can report anything; when not, its findings are none."""
-    if may_report(source, codes):
+    if reportable(source, codes):
         return True
     return apply_noqa and UNUSED_NOQA_CODE in codes and "noqa" in source.lower()
 

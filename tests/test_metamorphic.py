@@ -16,7 +16,7 @@ import pytest
 from metamorphic import applicable_pairs, findings, rewritten, rule_fixtures
 
 from helpers import markers
-from tensorlint.source import may_report
+from tensorlint.source import reportable
 
 # What the analysis misses today: (transformation, fixture) -> the cause. Empty: every rewrite
 # of every fixture keeps its verdict.
@@ -55,7 +55,7 @@ def test_verdict_survives_rewrite(transformation: str, fixture: str) -> None:
     assert source is not None
     found = findings(source, fixture)
     assert found == markers(source)
-    hidden = sorted(code for code in {code for _, code in found} if not may_report(source, [code]))
+    hidden = sorted(code for code in {code for _, code in found} if not reportable(source, [code]))
     assert hidden == [], "the screen would skip the text when only these rules are selected"
 
 

@@ -1,6 +1,6 @@
 """The screens before LibCST parses a file never hide a finding.
 
-The screen (`source.may_report`) asks whether the text is torch code, and whether it has the words
+The screen (`source.reportable`) asks whether the text is torch code, and whether it has the words
 of an enabled rule. A file it rules out is never parsed, so a finding in it would be lost silently.
 Each fixture is checked rule by rule with the screen off: every rule that reports in it must be let
 through on its own (tests/test_metamorphic.py checks the same on every rewrite).
@@ -14,7 +14,7 @@ import pytest
 
 from helpers import FIXTURES, fixture_codes, leak_rule_fixtures
 from tensorlint import engine
-from tensorlint.source import may_report, might_matter
+from tensorlint.source import might_matter, reportable
 
 FIXTURE_FILES = leak_rule_fixtures()  # linted with the default codes, and an opt-in folder's own
 
@@ -24,7 +24,7 @@ def _without_imports(source: str) -> str:
 
 
 def _unscreened_codes(source: str, codes: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    monkeypatch.setattr(engine, "may_report", lambda source, codes: True)
+    monkeypatch.setattr(engine, "reportable", lambda source, codes: list(codes))
     monkeypatch.setattr(engine, "needs_engine", lambda source, codes, apply_noqa=True: True)
     found = {f.code for f in engine.lint_source(source, "<string>", codes=codes) if f.code}
     monkeypatch.undo()
@@ -36,11 +36,11 @@ def test_the_screen_passes_every_rule_that_reports_in_a_text(fixture: Path, monk
     codes = fixture_codes(fixture.relative_to(FIXTURES).as_posix())
     written = fixture.read_text(encoding="utf-8")
     for code in _unscreened_codes(written, codes, monkeypatch):
-        assert may_report(written, [code]), f"the screen would skip a text where {code} reports"
+        assert reportable(written, [code]), f"the screen would skip a text where {code} reports"
     stripped = _without_imports(written)
     # A kept exception matters for the tensors its frames hold: TL007 is for files that show torch.
     for code in _unscreened_codes(stripped, codes, monkeypatch) - {"TL007"}:
-        assert may_report(stripped, [code]), f"the screen would skip a text where {code} reports"
+        assert reportable(stripped, [code]), f"the screen would skip a text where {code} reports"
 
 
 def test_the_screen_skips_plain_python() -> None:

@@ -242,8 +242,8 @@ class ModuleIndex:
     foreign_managed: set[str] = field(default_factory=set)
     # `torch.cat(self.preds)`: containers whose items the code concatenates as tensors, by name
     concatenated: set[str] = field(default_factory=set)
-    # `Name(...)` calls by the called name, with their unit: found once, when first asked
-    named_calls: dict[str, list[tuple[cst.Call, Unit]]] | None = None
+    # `Name(...)` calls by the called name, with the unit whose own code makes them
+    named_calls: dict[str, list[tuple[cst.Call, Unit]]] = field(default_factory=dict)
     # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
@@ -265,7 +265,7 @@ class ModuleIndex:
             unit.parent = None
             unit.cls = None
             unit.defs.clear()
-        self.named_calls = None
+        self.named_calls.clear()
         self.calls_under_no_grad = None
 
 
@@ -289,6 +289,8 @@ class _Indexer:
         self.foreign_managed: set[str] = set()
         self.concatenated: set[str] = set()
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
+        self.named_calls: dict[str, list[tuple[cst.Call, Unit]]] = {}
+        self.lambda_depth = 0  # calls in a lambda are not its unit's own code
 
     @property
     def unit(self) -> Unit:
@@ -372,6 +374,10 @@ class _Indexer:
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.lambda_parents[id(node)] = self.unit
         self.unit.has_nested = True
+        self.lambda_depth += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.lambda_depth -= 1
 
     def visit_While(self, node: cst.While) -> None:
         self.unit.has_loop = True
@@ -476,6 +482,8 @@ class _Indexer:
             self.unit.managed_globals.add(container.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Name and self.class_stack[-1] is None and not self.lambda_depth:
+            self.named_calls.setdefault(node.func.value, []).append((node, self.unit))  # in the unit's own code
         name = callee_name(node)
         recv = receiver(node)
         if name is None:
@@ -606,6 +614,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         foreign_attributes=indexer.foreign_attributes,
         foreign_managed=indexer.foreign_managed,
         concatenated=indexer.concatenated,
+        named_calls=indexer.named_calls,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)
@@ -744,12 +753,6 @@ def constructor_arguments(index: ModuleIndex, init: Unit, param: str) -> list[tu
     params = [p.name.value for p in all_params(init.node.params)][1:]
     if param not in params:
         return []
-    if index.named_calls is None:
-        index.named_calls = {}
-        for caller in index.units:
-            for node in walk(caller.node, into_functions=False):
-                if type(node) is cst.Call and type(node.func) is cst.Name:
-                    index.named_calls.setdefault(node.func.value, []).append((node, caller))
     given = []
     for call, caller in index.named_calls.get(init.cls.name, []):
         arg = arguments_by_position(call, init).get(params.index(param))
