@@ -39,6 +39,7 @@ from tensorlint.analysis.index import (
     ClassInfo,
     LoaderCall,
     ModuleIndex,
+    Place,
     Role,
     Unit,
     all_params,
@@ -66,7 +67,6 @@ from tensorlint.analysis.recurrent import (
     retain_graph_flag,
 )
 from tensorlint.analysis.syntax import (
-    Place,
     calls_in,
     carried_names,
     declared_container,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -25,7 +25,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
-from tensorlint.analysis.walk import children, walk
+from tensorlint.analysis.walk import SCOPES, children, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 _Handler = Callable[[Any, Any], None]  # _Indexer.visit_X or leave_X, unbound
@@ -103,6 +103,29 @@ MODULE_ONLY_METHODS = frozenset(
 # Calls that free or bound a container: one of them anywhere in the class means it is managed.
 CONTAINER_MANAGEMENT = frozenset(["clear", "pop", "popleft", "popitem", "remove"])
 _DATASET_METHODS = ("__getitem__", "__getitems__", "__iter__")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a node sits in its unit: the loops whose body holds it and the handlers around it."""
+
+    loops: tuple[cst.For | cst.While, ...] = ()
+    handlers: tuple[cst.ExceptHandler | cst.ExceptStarHandler, ...] = ()
+
+
+NOWHERE = Place()
+_LOOP_KINDS = frozenset([cst.For, cst.While])
+_HANDLER_KINDS = frozenset([cst.ExceptHandler, cst.ExceptStarHandler])
+
+
+def child_place(node: cst.CSTNode, child: cst.CSTNode, place: Place) -> Place:
+    """The place of a child of `node` (at `place`): inside a loop's or handler's body, one more."""
+    kind = type(node)
+    if kind in _LOOP_KINDS and child is getattr(node, "body", None):
+        return Place((*place.loops, cast("cst.For | cst.While", node)), place.handlers)
+    if kind in _HANDLER_KINDS and child is getattr(node, "body", None):
+        return Place(place.loops, (*place.handlers, cast("cst.ExceptHandler | cst.ExceptStarHandler", node)))
+    return place
 
 
 @dataclass(eq=False)
@@ -297,18 +320,36 @@ class _Indexer:
         return self.unit_stack[-1]
 
     def run(self, module: cst.Module) -> None:
-        stack: list[tuple[cst.CSTNode, _Handler | None]] = [(module, None)]  # (node, its leave_ when leaving)
+        """Visit every node; keep each function's and the module's own nodes, by class, with their
+        places (`syntax.placed`: several rules ask for them)."""
+        # (node, its leave_ when leaving, the unit whose own code it is or None, its place there)
+        stack: list[tuple[cst.CSTNode, _Handler | None, Unit | None, Place]] = [(module, None, None, NOWHERE)]
+        self.module_unit.nodes_by_kind = {}
         while stack:
-            node, leaving = stack.pop()
+            node, leaving, owner, place = stack.pop()
             if leaving is not None:
                 leaving(self, node)
                 continue
-            visit, leave = _handlers(type(node))
+            kind = type(node)
+            visit, leave = _handlers(kind)
             if visit is not None:
                 visit(self, node)
+            if owner is not None and node is not getattr(owner.node, "body", None):  # a def's block: not itself
+                owner.nodes_by_kind.setdefault(kind, []).append((node, place))  # type: ignore[union-attr]
             if leave is not None:
-                stack.append((node, leave))
-            stack += [(child, None) for child in reversed(children(node))]
+                stack.append((node, leave, None, place))
+            below = children(node)
+            below.reverse()
+            if kind is cst.Module:
+                stack += [(child, None, self.module_unit, NOWHERE) for child in below]
+            elif kind is cst.FunctionDef:
+                body, unit = cast(cst.FunctionDef, node).body, self.unit  # visit_FunctionDef made its unit
+                unit.nodes_by_kind = {}
+                stack += [(child, None, unit if child is body else None, NOWHERE) for child in below]
+            elif kind in SCOPES:  # a class body or a lambda: no unit's own code
+                stack += [(child, None, None, NOWHERE) for child in below]
+            else:
+                stack += [(child, None, owner, child_place(node, child, place)) for child in below]
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)

@@ -51,7 +51,7 @@ class Project:
         self._texts: dict[Path, str] = {}  # the text each kept module was parsed from
         self.capacity_bytes = capacity_bytes
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
-        self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates
+        self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates, resolved
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
         self._re_exports: dict[Path, list[tuple[str, str, str]]] = {}  # file -> (module, name, local name)
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
@@ -66,9 +66,10 @@ class Project:
             return None
         key = (importer, module_name)
         if key not in self._found:  # a module imports the same names many times over
-            self._found[key] = _candidates(importer, module_name)
+            # Resolved once here: resolving costs system calls, and a module is imported again and again.
+            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
         for path in self._found[key]:
-            self.loaded.add(path.resolve())  # the result depends on this file, found there or not
+            self.loaded.add(path)  # the result depends on this file, found there or not
             if name in self._defined_names(path):
                 facts = self._analyzed(path, analyze)
                 if facts is not None:
@@ -108,8 +109,8 @@ class Project:
             names = self._definitions[path] = frozenset(_DEFINITION.findall(self._text(path)))
         return names
 
-    def _analyzed(self, path: Path, analyze: Analyzer) -> Facts | None:
-        key = path.resolve()
+    def _analyzed(self, key: Path, analyze: Analyzer) -> Facts | None:
+        """The module at `key`, a resolved path, analysed once while it is kept."""
         if key in self._modules:
             self._modules.move_to_end(key)
         else:

@@ -19,6 +19,7 @@ from tensorlint.analysis.facts import Facts, flowing_into
 from tensorlint.analysis.index import (
     NO_GRAD_STEP_METHODS,
     TRAINING_STEPS,
+    Place,
     Role,
     Unit,
     resolve_callable,
@@ -27,7 +28,6 @@ from tensorlint.analysis.index import (
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import (
     NoGrad,
-    Place,
     calls_in,
     calls_under_no_grad,
     decorated_no_grad,

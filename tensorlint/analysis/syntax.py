@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
@@ -19,68 +18,41 @@ from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
     NO_GRAD_NAMES,
+    NOWHERE,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
     ModuleIndex,
+    Place,
     Role,
     Unit,
     all_params,
     arguments_by_position,
+    child_place,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
 from tensorlint.analysis.walk import SCOPES, children, walk
 
-
-@dataclass(frozen=True)
-class Place:
-    """Where a node sits in its unit: the loops whose body holds it and the handlers around it."""
-
-    loops: tuple[cst.For | cst.While, ...] = ()
-    handlers: tuple[cst.ExceptHandler | cst.ExceptStarHandler, ...] = ()
-
-
-Placed = list[tuple[cst.CSTNode, Place]]
 Node = TypeVar("Node", bound=cst.CSTNode)
-_LOOPS = frozenset([cst.For, cst.While])
-_HANDLERS = frozenset([cst.ExceptHandler, cst.ExceptStarHandler])
 
 
 def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
     """The nodes of class `kind` (a concrete class) in the unit's own code, in source order,
-    with their places; nested scopes are included, not entered. Several rules ask, so the
-    unit's nodes are walked once and kept, grouped by class."""
+    with their places; nested scopes are included, not entered. The index's walk keeps them
+    for functions and the module; a lambda's are walked when first asked."""
     if unit.nodes_by_kind is None:
         unit.nodes_by_kind = _placed_by_kind(unit)
     return cast("list[tuple[Node, Place]]", unit.nodes_by_kind.get(kind, []))
 
 
-def _in_source_order(unit: Unit) -> Iterator[tuple[cst.CSTNode, Place]]:
-    node = unit.node
-    start = node.body if isinstance(node, (cst.FunctionDef, cst.Lambda)) else node
-    stack: Placed = [(child, Place()) for child in reversed(children(start))]
+def _placed_by_kind(unit: Unit) -> dict[type, list[Any]]:
+    grouped: dict[type, list[Any]] = {}
+    body = unit.node.body if isinstance(unit.node, (cst.FunctionDef, cst.Lambda)) else unit.node
+    stack = [(child, NOWHERE) for child in reversed(children(body))]
     while stack:
         current, place = stack.pop()
-        yield current, place
-        kind = type(current)
-        if kind in SCOPES:
-            continue
-        below: Placed = []
-        for child in children(current):
-            inner = place
-            if child is getattr(current, "body", None):
-                if kind in _LOOPS:
-                    inner = Place((*place.loops, cast("cst.For | cst.While", current)), place.handlers)
-                elif kind in _HANDLERS:
-                    handler = cast("cst.ExceptHandler | cst.ExceptStarHandler", current)
-                    inner = Place(place.loops, (*place.handlers, handler))
-            below.append((child, inner))
-        stack.extend(reversed(below))
-
-
-def _placed_by_kind(unit: Unit) -> dict[type, Placed]:
-    grouped: dict[type, Placed] = {}
-    for node, place in _in_source_order(unit):
-        grouped.setdefault(type(node), []).append((node, place))
+        grouped.setdefault(type(current), []).append((current, place))
+        if type(current) not in SCOPES:
+            stack += [(child, child_place(current, child, place)) for child in reversed(children(current))]
     return grouped
 
 
