@@ -1,0 +1,74 @@
+"""The screen before parsing never hides a finding: the pinned corpus checked with it and without it.
+
+    python bench/screen.py [--packages NAME ...] [--dest DIR]
+
+Each file of each package (fetched by bench/corpus.py) is linted in this process twice: as a run
+does, where the screen (`source.reportable`) skips a file, or a rule, whose text lacks what the
+rule's findings need; and with the screen off, every enabled rule run on every file. The two must
+give the same findings. Prints, per package, the files, the files the screen skips, the rules it
+spares, and any finding the screen would hide (exit status 1 if there is one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import DEFAULT_DEST, PINNED
+
+from tensorlint import engine
+from tensorlint.findings import Finding
+from tensorlint.rules import default_codes
+from tensorlint.source import read_source, reportable
+
+
+def _every_code(source: str, codes: Collection[str]) -> list[str]:
+    return list(codes)
+
+
+def _findings(path: Path, screened: bool) -> set[Finding]:
+    if screened:
+        return set(engine.lint_file(path))
+    with (
+        mock.patch.object(engine, "reportable", _every_code),
+        mock.patch.object(engine, "needs_engine", lambda source, codes, apply_noqa=True: True),
+    ):
+        return set(engine.lint_file(path))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packages", nargs="*", help="folder names under DEST/corpus (default: all pinned)")
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
+    args = parser.parse_args()
+    names = args.packages or [source.folder for source in PINNED]
+    codes = default_codes()
+    hidden = 0
+    print("| package | files | skipped | rules spared | findings | hidden |\n|---|---:|---:|---:|---:|---:|")
+    for name in names:
+        files = sorted((args.dest / "corpus" / name).rglob("*.py"))
+        skipped = spared = found = missing = 0
+        for path in files:
+            try:
+                source = read_source(path)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+                continue
+            running = reportable(source, codes)
+            skipped += not running
+            spared += len(codes) - len(running)
+            with_screen, without = _findings(path, True), _findings(path, False)
+            found += len(without)
+            for finding in sorted(without - with_screen, key=lambda f: (f.filename, f.sort_key)):
+                print(f"hidden: {finding.filename}:{finding.location.row}: {finding.code} {finding.message[:80]}")
+                missing += 1
+        hidden += missing
+        print(f"| {name} | {len(files)} | {skipped} | {spared} | {found} | {missing} |")
+    return 1 if hidden else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
