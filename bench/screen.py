@@ -1,8 +1,9 @@
 """The screen before parsing never hides a finding: the pinned corpus checked with it and without it.
 
-    python bench/screen.py [--packages NAME ...] [--dest DIR]
+    python bench/screen.py [FOLDER ...] [--packages NAME ...] [--dest DIR]
 
-Each file of each package (fetched by bench/corpus.py) is linted in this process twice: as a run
+Each file of each FOLDER (by default, each package that bench/corpus.py fetched; the folders of
+bench/leakfixes.py and bench/scan.py hold findings to lose) is linted in this process twice: as a run
 does, where the screen (`source.reportable`) skips a file, or a rule, whose text lacks what the
 rule's findings need; and with the screen off, every enabled rule run on every file. The two must
 give the same findings. Prints, per package, the files, the files the screen skips, the rules it
@@ -42,32 +43,33 @@ def _findings(path: Path, screened: bool) -> set[Finding]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="folders or files (default: the pinned packages)")
     parser.add_argument("--packages", nargs="*", help="folder names under DEST/corpus (default: all pinned)")
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     args = parser.parse_args()
     names = args.packages or [source.folder for source in PINNED]
+    paths = args.paths or [args.dest / "corpus" / name for name in names]
     codes = default_codes()
-    hidden = 0
-    print("| package | files | skipped | rules spared | findings | hidden |\n|---|---:|---:|---:|---:|---:|")
-    for name in names:
-        files = sorted((args.dest / "corpus" / name).rglob("*.py"))
-        skipped = spared = found = missing = 0
-        for path in files:
+    print("| checked | files | skipped | rules spared | findings | hidden |\n|---|---:|---:|---:|---:|---:|")
+    total = [0] * 5
+    for path in paths:
+        row = [0] * 5
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             try:
-                source = read_source(path)
+                source = read_source(file)
             except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
                 continue
             running = reportable(source, codes)
-            skipped += not running
-            spared += len(codes) - len(running)
-            with_screen, without = _findings(path, True), _findings(path, False)
-            found += len(without)
+            with_screen, without = _findings(file, True), _findings(file, False)
             for finding in sorted(without - with_screen, key=lambda f: (f.filename, f.sort_key)):
                 print(f"hidden: {finding.filename}:{finding.location.row}: {finding.code} {finding.message[:80]}")
-                missing += 1
-        hidden += missing
-        print(f"| {name} | {len(files)} | {skipped} | {spared} | {found} | {missing} |")
-    return 1 if hidden else 0
+            counts = [1, not running, len(codes) - len(running), len(without), len(without - with_screen)]
+            row = [a + b for a, b in zip(row, counts, strict=True)]
+        total = [a + b for a, b in zip(total, row, strict=True)]
+        if path.is_dir():
+            print(f"| {path.name} | " + " | ".join(map(str, row)) + " |")
+    print("| **all** | " + " | ".join(map(str, total)) + " |")
+    return 1 if total[4] else 0
 
 
 if __name__ == "__main__":

@@ -1822,7 +1822,7 @@ def analyze(
     A module read only for its summaries (an import of the checked file) walks its body alone:
     each function is walked when a call first asks for its summary.
     """
-    facts = Facts(build_index(module), path=path, project=project)
+    facts = Facts(build_index(module, keep_places=not only_module_body), path=path, project=project)
     if only_module_body:
         _Walker(facts, facts.index.module_unit).run()
         return facts

@@ -295,7 +295,8 @@ class ModuleIndex:
 class _Indexer:
     """One walk over the module, pyflakes-style: a handler per node type, `leave_` on exit."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, *, keep_places: bool) -> None:
+        self.keep_places = keep_places
         self.imports = Imports()
         self.module_unit = Unit(module, None)
         self.units: list[Unit] = [self.module_unit]
@@ -324,7 +325,9 @@ class _Indexer:
         places (`syntax.placed`: several rules ask for them)."""
         # (node, its leave_ when leaving, the unit whose own code it is or None, its place there)
         stack: list[tuple[cst.CSTNode, _Handler | None, Unit | None, Place]] = [(module, None, None, NOWHERE)]
-        self.module_unit.nodes_by_kind = {}
+        if self.keep_places:
+            self.module_unit.nodes_by_kind = {}
+        module_owner = self.module_unit if self.keep_places else None
         while stack:
             node, leaving, owner, place = stack.pop()
             if leaving is not None:
@@ -341,12 +344,12 @@ class _Indexer:
             below = children(node)
             below.reverse()
             if kind is cst.Module:
-                stack += [(child, None, self.module_unit, NOWHERE) for child in below]
-            elif kind is cst.FunctionDef:
+                stack += [(child, None, module_owner, NOWHERE) for child in below]
+            elif kind is cst.FunctionDef and self.keep_places:
                 body, unit = cast(cst.FunctionDef, node).body, self.unit  # visit_FunctionDef made its unit
                 unit.nodes_by_kind = {}
                 stack += [(child, None, unit if child is body else None, NOWHERE) for child in below]
-            elif kind in SCOPES:  # a class body or a lambda: no unit's own code
+            elif kind in SCOPES or owner is None:  # a class body or a lambda: no unit's own code
                 stack += [(child, None, None, NOWHERE) for child in below]
             else:
                 stack += [(child, None, owner, child_place(node, child, place)) for child in below]
@@ -639,8 +642,11 @@ def _handlers(kind: type) -> tuple[_Handler | None, _Handler | None]:
     return found
 
 
-def build_index(module: cst.Module) -> ModuleIndex:
-    indexer = _Indexer(module)
+def build_index(module: cst.Module, *, keep_places: bool = True) -> ModuleIndex:
+    """The module's index; with `keep_places`, each function's own nodes by class, with their
+    places (`syntax.placed`), which the rules ask of every function (a module read only for the
+    summaries of a few functions places those when asked)."""
+    indexer = _Indexer(module, keep_places=keep_places)
     indexer.run(module)
     index = ModuleIndex(
         imports=indexer.imports,
