@@ -142,6 +142,7 @@ class ClosureEscape:
     # tensor, and the expression that holds it).
     cycle: tuple[str, str] | None = None
     local_container: str | None = None  # stored in this function's own list or dict, by name
+    local_class: str | None = None  # a method of a class the function defines: kept by the class's cycles
 
 
 @dataclass(frozen=True, eq=False)

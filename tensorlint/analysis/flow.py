@@ -533,6 +533,8 @@ class _Walker:
                 self._block(statement.finalbody.body)
         elif isinstance(statement, cst.FunctionDef):
             self._nested_def(statement)
+        elif isinstance(statement, cst.ClassDef):
+            self._local_class(statement)
         elif isinstance(statement, cst.Match):
             self._effects(statement.subject)
             fresh = set(self.fresh)
@@ -607,6 +609,25 @@ class _Walker:
         self.env[node.name.value] = self._closure(node, free_names(node), node.params)
         for decorator in node.decorators:
             self._effects(decorator.decorator)
+
+    def _local_class(self, node: cst.ClassDef) -> None:
+        """A class made by each call: classes live in reference cycles (`__mro__`, the methods'
+        `__class__` cell), so the tensors of this call that its methods capture stay alive until
+        the cyclic garbage collector runs, whether or not the class or an instance escapes."""
+        if isinstance(self.unit.node, cst.Module):
+            return
+        for statement in walk(node.body, into_functions=False):  # methods, also under `if` or `try`
+            if isinstance(statement, cst.FunctionDef):
+                value = self._closure(statement, free_names(statement), statement.params)
+                if value.closure is not None:
+                    escape = ClosureEscape(
+                        statement,
+                        self.unit,
+                        value.captured,
+                        "a method of a class the function defines",
+                        local_class=node.name.value,
+                    )
+                    self.facts.escapes.append(escape)
 
     def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
         if isinstance(self.unit.node, cst.Module):

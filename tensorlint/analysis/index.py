@@ -192,7 +192,7 @@ class Unit:
     # walk cannot give any rule something to report.
     has_loop: bool = False  # a `for` or `while` statement
     has_try: bool = False
-    has_nested: bool = False  # a lambda or a nested def
+    has_nested: bool = False  # a lambda, a nested def or a class defined in the function
     sets_attributes: bool = False  # `self.x = ...`: its final names give the attribute's value
     # `def collect(x, bucket=[])`: parameters whose default is a container made once, at `def` time
     mutable_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
@@ -361,6 +361,8 @@ class _Indexer:
         self.imports.add(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.class_stack[-1] is None and self.unit is not self.module_unit:
+            self.unit.has_nested = True  # a class made by each call: its methods may capture the call's names
         bases = [_base_name(arg.value, self.imports) for arg in node.bases if arg.keyword is None]
         info = ClassInfo(node.name.value, node, bases)
         decorators = {

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, callee_name, receiver, string_value
+from tensorlint.analysis.names import Imports, argument, callee_name, receiver, string_value
 from tensorlint.source import MODEL_WORDS
 
 
@@ -590,8 +590,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
         if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
             return TENSOR  # `.to(torch.long)`: integers carry no gradient
         return _derived(recv, scope)
-    if name in ("detach", "detach_"):
-        return TENSOR  # only tensors have .detach()
+    if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
+        return TENSOR  # only tensors have .detach(); `.to(device, non_blocking=True)` moves a batch
     if name in ("item", "tolist"):
         return SCALAR
     if name in ("values", "items") and recv.graph:
