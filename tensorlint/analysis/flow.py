@@ -612,22 +612,20 @@ class _Walker:
 
     def _local_class(self, node: cst.ClassDef) -> None:
         """A class made by each call: classes live in reference cycles (`__mro__`, the methods'
-        `__class__` cell), so the tensors of this call that its methods capture stay alive until
-        the cyclic garbage collector runs, whether or not the class or an instance escapes."""
+        `__class__` cell), so the tensors this call made that its methods capture stay alive until
+        the cyclic garbage collector runs, whether or not the class or an instance escapes (the
+        caller's own tensors, given as arguments, it holds anyway: `torch.cuda.graphs` builds its
+        `Graphed` function class over the static buffers it is given, once per callable)."""
         if isinstance(self.unit.node, cst.Module):
             return
         for statement in walk(node.body, into_functions=False):  # methods, also under `if` or `try`
             if isinstance(statement, cst.FunctionDef):
-                value = self._closure(statement, free_names(statement), statement.params)
-                if value.closure is not None:
-                    escape = ClosureEscape(
-                        statement,
-                        self.unit,
-                        value.captured,
-                        "a method of a class the function defines",
-                        local_class=node.name.value,
+                captured = self._made_here(self._closure(statement, free_names(statement), statement.params).captured)
+                if captured:
+                    how = "a method of a class the function defines"
+                    self.facts.escapes.append(
+                        ClosureEscape(statement, self.unit, captured, how, local_class=node.name.value)
                     )
-                    self.facts.escapes.append(escape)
 
     def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
         if isinstance(self.unit.node, cst.Module):
@@ -1289,18 +1287,21 @@ class _Walker:
             local = root_name(container)  # outlives the call only if the container does
         captured = value.captured
         if how in ("returned", "yielded"):
-            # Handed back to the caller, a closure over the caller's own tensors (parameters, or
-            # locals that only alias them) extends nothing the caller does not hold; one over a
-            # tensor made here does.
-            params = self._param_names()
-            aliases = {
-                name
-                for name, values in self.unit.bindings.items()
-                if values and all(isinstance(v, cst.Name) and v.value in params | {"None"} for v in values)
-            }
-            captured = tuple(n for n in captured if n not in params | aliases)
+            # Handed back to the caller, a closure over the caller's own tensors extends nothing
+            # the caller does not hold; one over a tensor made here does.
+            captured = self._made_here(captured)
         if captured:
             self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how, local_container=local))
+
+    def _made_here(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The names that hold what this call made: not its parameters, nor locals that only alias them."""
+        params = self._param_names()
+        aliases = {
+            name
+            for name, values in self.unit.bindings.items()
+            if values and all(isinstance(v, cst.Name) and v.value in params | {"None"} for v in values)
+        }
+        return tuple(n for n in names if n not in params | aliases)
 
     def _cuda_work(self, call: cst.Call, name: str | None, recv: cst.BaseExpression | None) -> CudaWork | None:
         qualified = self.imports.qualify(call.func)
