@@ -61,7 +61,9 @@ class ClosureCapturesTensor(Rule):
     before it returns (`handle.remove()`, `for h in handles: h.remove()`), default arguments
     bound to Python values (`lambda s=loss.item(): s`), and closures put in the function's own
     list or dict when that container is not returned, stored or captured by a closure that is:
-    all die with the call.
+    all die with the call. A class defined in a function whose methods read only the function's
+    parameters (the caller's tensors, which it holds anyway: a factory that builds an autograd
+    Function over the static buffers it is given) is not reported either.
     A closure returned by a function of another module is not followed.
 
     ## Example
