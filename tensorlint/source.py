@@ -93,7 +93,7 @@ def might_matter(source: str) -> bool:
 # Words a rule's findings cannot do without: the API it is about, or the statements it reads (an
 # alias is imported under the name it stands for). All of a rule's words must be in the text for
 # it to report anything there; a rule without words (growth takes too many forms) always runs.
-# So test code, where only the rules about one API run (see `is_test_code`), is rarely parsed.
+# So test code whose text names none of those APIs (only they run there: see `is_test_code`) is not parsed.
 # tests/test_screen.py and the metamorphic tests check that every finding's rule is let through.
 _TRY = re.compile(r"try\s*:")  # patterns that start with a literal are searched fast
 _RULE_WORDS: dict[str, tuple[re.Pattern[str], ...]] = {
