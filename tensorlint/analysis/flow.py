@@ -672,7 +672,8 @@ class _Walker:
                 self._effects(small.value)
                 returned = self._returned_value(small.value)
                 self.returns = self.returns.join(returned)
-                self._escape(returned, "returned")
+                if not self._output_and_its_loss(small.value):
+                    self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
                 if self._outputs_kept_for_epoch_end():
                     self._epoch_outputs(small.value)
@@ -1220,6 +1221,15 @@ class _Walker:
                         ClosureEscape(closure, self.unit, (holder.split(".")[0],), how, cycle=(tensor, holder))
                     )
                     break
+
+    def _output_and_its_loss(self, returned: cst.BaseExpression) -> bool:
+        """`return output_tensor, partial(loss_func, loss_mask)`: a step's output and the function to
+        apply to it, the pair a pipeline schedule asks a forward step for (Megatron's
+        `forward_step_func`): the schedule calls it on that output at once and drops it."""
+        if not isinstance(returned, cst.Tuple) or len(returned.elements) != 2:
+            return False
+        output, loss = (element.value for element in returned.elements)
+        return evaluate(output, self).tensor and evaluate(loss, self).closure is not None
 
     def _returned_value(self, value: cst.BaseExpression) -> Value:
         """What a `return` gives; of a tuple display, or of a helper that returns one (`return

@@ -63,7 +63,9 @@ class ClosureCapturesTensor(Rule):
     list or dict when that container is not returned, stored or captured by a closure that is:
     all die with the call. A class defined in a function whose methods read only the function's
     parameters (the caller's tensors, which it holds anyway: a factory that builds an autograd
-    Function over the static buffers it is given) is not reported either.
+    Function over the static buffers it is given) is not reported either, nor a forward step that
+    returns its output and the loss to apply to it (`return output_tensor, partial(loss_func,
+    loss_mask)`: the pair a pipeline schedule such as Megatron's calls at once and drops).
     A closure returned by a function of another module is not followed.
 
     ## Example
