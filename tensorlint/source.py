@@ -85,33 +85,38 @@ def _below_root(folder: Path) -> tuple[str, ...] | None:
 
 def might_matter(source: str) -> bool:
     """The cheap screen, before any parsing: whether the text is torch code that some rule reads."""
-    if _OTHER_FRAMEWORK.search(source) and not _NAMES_TORCH.search(source):
+    if not _NAMES_TORCH.search(source) and _OTHER_FRAMEWORK.search(source):  # the fast search first
         return False
     return _SCREEN.search(source) is not None
 
 
 # Words a rule's findings cannot do without: the API it is about, or the statements it reads (an
-# alias is imported under the name it stands for). All of a rule's words must be in the text for
-# it to report anything there; a rule without words (growth takes too many forms) always runs.
-# So test code whose text names none of those APIs (only they run there: see `is_test_code`) is not parsed.
-# tests/test_screen.py and the metamorphic tests check that every finding's rule is let through.
-_TRY = re.compile(r"try\s*:")  # patterns that start with a literal are searched fast
-_RULE_WORDS: dict[str, tuple[re.Pattern[str], ...]] = {
-    "TL002": (re.compile(r"\blambda\b|partial|^[ \t]+(?:async[ \t]+)?def\b", re.MULTILINE),),  # a closure
+# alias is imported under the name it stands for). A rule reports nothing in a text that lacks one
+# of its groups of words (each group: any of its strings or patterns); a rule without words (growth
+# takes too many forms) always runs. So test code whose text names none of those APIs (only they
+# run there: see `is_test_code`) is not parsed. tests/test_screen.py and the metamorphic tests
+# check that every finding's rule is let through. Plain strings and patterns that start with a
+# literal are searched fast (a pattern that starts with a class or an alternation tries every
+# position): the screen reads every file.
+Words = tuple[str | re.Pattern[str], ...]
+_TRY = re.compile(r"try\s*:")
+_HOOK_REGISTRATION = re.compile(r"register_\w*hook")
+_RULE_WORDS: dict[str, tuple[Words, ...]] = {
+    "TL002": (("lambda", "partial", re.compile(r"def\b(?<=[ \t]def)")),),  # a closure: a nested def is indented
     "TL003": (  # CUDA work, in what a DataLoader's workers run
-        re.compile(r"cuda|device|\.to\b"),
-        re.compile(r"DataLoader|Dataset|__getitem|__iter__|collate|worker_init"),
+        ("cuda", "device", re.compile(r"\.to\b")),
+        ("DataLoader", "Dataset", "__getitem", "__iter__", "collate", "worker_init"),
     ),
-    "TL005": (re.compile(r"for\s"), re.compile(r"[\s;:]del\b")),
-    "TL006": (_TRY, re.compile(r"(?i:oom|out.?of.?memory)|should_reduce_batch_size")),
-    "TL007": (_TRY,),
-    "TL008": (re.compile(r"register_\w*hook"),),
-    "TL009": (re.compile(r"functools|lru_cache"),),
-    "TL011": (re.compile(r"retain_graph"),),
-    "TL013": (re.compile(r"DataLoader"),),
-    "TL016": (re.compile(r"register_\w*hook"),),
-    "TL017": (re.compile(r"load\b"),),
-    "TL019": (re.compile(r"empty_cache"),),
+    "TL005": ((re.compile(r"for\s"),), (re.compile(r"del\b(?<=[\s;:]del)"),)),
+    "TL006": ((_TRY,), (re.compile(r"(?i:oom|out.?of.?memory)"), "should_reduce_batch_size")),
+    "TL007": ((_TRY,),),
+    "TL008": ((_HOOK_REGISTRATION,),),
+    "TL009": (("functools", "lru_cache"),),
+    "TL011": (("retain_graph",),),
+    "TL013": (("DataLoader",),),
+    "TL016": ((_HOOK_REGISTRATION,),),
+    "TL017": ((re.compile(r"load\b"),),),
+    "TL019": (("empty_cache",),),
 }
 
 
@@ -119,17 +124,25 @@ def reportable(source: str, codes: Collection[str]) -> list[str]:
     """The codes of `codes` whose rules could report something in this text: the others need not run."""
     if not might_matter(source):
         return []
-    return [
-        code
-        for code in codes
-        if code != UNUSED_NOQA_CODE and all(words.search(source) for words in _RULE_WORDS.get(code, ()))
-    ]
+    found: dict[Words, bool] = {}  # rules share words (`try:`, a hook registration): each searched once
+    return [code for code in codes if code != UNUSED_NOQA_CODE and _has_words(source, code, found)]
+
+
+def _has_words(source: str, code: str, found: dict[Words, bool]) -> bool:
+    for words in _RULE_WORDS.get(code, ()):
+        if words not in found:
+            found[words] = any(w in source if isinstance(w, str) else w.search(source) for w in words)
+        if not found[words]:
+            return False
+    return True
 
 
 def needs_engine(source: str, codes: Collection[str], *, apply_noqa: bool = True) -> bool:
     """Whether linting this text can report anything; when not, its findings are none."""
-    if reportable(source, codes):
-        return True
+    if might_matter(source):
+        found: dict[Words, bool] = {}
+        if any(code != UNUSED_NOQA_CODE and _has_words(source, code, found) for code in codes):
+            return True  # most often at once: the rules about growth have no words
     return apply_noqa and UNUSED_NOQA_CODE in codes and "noqa" in source.lower()
 
 

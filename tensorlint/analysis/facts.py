@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tensorlint.analysis.index import ClassInfo, ModuleIndex, Unit, all_params, lineage, self_attribute
+from tensorlint.analysis.index import ClassInfo, ModuleIndex, Unit, all_params, lineage, placed, self_attribute
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
-from tensorlint.analysis.syntax import placed
 from tensorlint.analysis.values import UNKNOWN, Value
 
 if TYPE_CHECKING:  # the type of a field only: project.py holds Facts, so it cannot be imported here

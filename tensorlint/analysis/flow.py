@@ -45,6 +45,7 @@ from tensorlint.analysis.index import (
     build_index,
     constructor_arguments,
     lineage,
+    placed,
     resets_container,
     self_attribute,
 )
@@ -73,7 +74,6 @@ from tensorlint.analysis.syntax import (
     hook_registration,
     iterates_loader,
     own_nodes,
-    placed,
     removes_handles,
     reset_every_iteration,
     single_class,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
@@ -128,6 +128,30 @@ def child_place(node: cst.CSTNode, child: cst.CSTNode, place: Place) -> Place:
     return place
 
 
+Node = TypeVar("Node", bound=cst.CSTNode)
+
+
+def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
+    """The nodes of class `kind` (a concrete class) in the unit's own code, in source order,
+    with their places; nested scopes are included, not entered. The index's walk keeps them
+    for functions and the module; a lambda's are walked when first asked."""
+    if unit.nodes_by_kind is None:
+        unit.nodes_by_kind = _placed_by_kind(unit)
+    return cast("list[tuple[Node, Place]]", unit.nodes_by_kind.get(kind, []))
+
+
+def _placed_by_kind(unit: Unit) -> dict[type, list[Any]]:
+    grouped: dict[type, list[Any]] = {}
+    body = unit.node.body if isinstance(unit.node, (cst.FunctionDef, cst.Lambda)) else unit.node
+    stack = [(child, NOWHERE) for child in reversed(children(body))]
+    while stack:
+        current, place = stack.pop()
+        grouped.setdefault(type(current), []).append((current, place))
+        if type(current) not in SCOPES:
+            stack += [(child, child_place(current, child, place)) for child in reversed(children(current))]
+    return grouped
+
+
 @dataclass(eq=False)
 class ClassInfo:
     name: str
@@ -187,7 +211,7 @@ class Unit:
     # with the caller and its name for it (`train_step(..., stats)` after `stats = {}`).
     given_containers: dict[str, tuple[Unit, str]] = field(default_factory=dict)
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
-    nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see syntax.placed
+    nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see `placed`
     # What the unit's own code holds (not nested functions'): the flow pass skips units whose
     # walk cannot give any rule something to report.
     has_loop: bool = False  # a `for` or `while` statement
@@ -322,7 +346,7 @@ class _Indexer:
 
     def run(self, module: cst.Module) -> None:
         """Visit every node; keep each function's and the module's own nodes, by class, with their
-        places (`syntax.placed`: several rules ask for them)."""
+        places (`placed`: several rules ask for them)."""
         # (node, its leave_ when leaving, the unit whose own code it is or None, its place there)
         stack: list[tuple[cst.CSTNode, _Handler | None, Unit | None, Place]] = [(module, None, None, NOWHERE)]
         if self.keep_places:
@@ -646,7 +670,7 @@ def _handlers(kind: type) -> tuple[_Handler | None, _Handler | None]:
 
 def build_index(module: cst.Module, *, keep_places: bool = True) -> ModuleIndex:
     """The module's index; with `keep_places`, each function's own nodes by class, with their
-    places (`syntax.placed`), which the rules ask of every function (a module read only for the
+    places (`placed`), which the rules ask of every function (a module read only for the
     summaries of a few functions places those when asked)."""
     indexer = _Indexer(module, keep_places=keep_places)
     indexer.run(module)
@@ -720,9 +744,7 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
 def run_once_calls(caller: Unit) -> set[int]:
     """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
     once: set[int] = set()
-    for node in walk(caller.node, into_functions=False):
-        if type(node) is not cst.If:
-            continue
+    for node, _ in placed(caller, cst.If):
         guarded = _lazily_set(node.test)
         if guarded is None or "." not in guarded:
             continue
@@ -746,9 +768,8 @@ def _lazily_set(test: cst.BaseExpression) -> str | None:
 
 
 def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
-    for node in walk(caller.node, into_functions=False):
-        if type(node) is cst.Call:
-            yield from ((node, callee) for callee in _called_units(index, node, caller))
+    for node, _ in placed(caller, cst.Call):
+        yield from ((node, callee) for callee in _called_units(index, node, caller))
 
 
 def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit]:

@@ -22,6 +22,7 @@ from tensorlint.analysis.index import (
     Place,
     Role,
     Unit,
+    placed,
     resolve_callable,
     self_attribute,
 )
@@ -34,7 +35,6 @@ from tensorlint.analysis.syntax import (
     is_training_iteration,
     iterates_loader,
     own_nodes,
-    placed,
     target_names,
 )
 from tensorlint.analysis.values import is_model_name

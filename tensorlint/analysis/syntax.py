@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, TypeVar, cast
 
 import libcst as cst
 
@@ -18,42 +17,17 @@ from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
     NO_GRAD_NAMES,
-    NOWHERE,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
     ModuleIndex,
-    Place,
     Role,
     Unit,
     all_params,
     arguments_by_position,
-    child_place,
+    placed,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
-from tensorlint.analysis.walk import SCOPES, children, walk
-
-Node = TypeVar("Node", bound=cst.CSTNode)
-
-
-def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
-    """The nodes of class `kind` (a concrete class) in the unit's own code, in source order,
-    with their places; nested scopes are included, not entered. The index's walk keeps them
-    for functions and the module; a lambda's are walked when first asked."""
-    if unit.nodes_by_kind is None:
-        unit.nodes_by_kind = _placed_by_kind(unit)
-    return cast("list[tuple[Node, Place]]", unit.nodes_by_kind.get(kind, []))
-
-
-def _placed_by_kind(unit: Unit) -> dict[type, list[Any]]:
-    grouped: dict[type, list[Any]] = {}
-    body = unit.node.body if isinstance(unit.node, (cst.FunctionDef, cst.Lambda)) else unit.node
-    stack = [(child, NOWHERE) for child in reversed(children(body))]
-    while stack:
-        current, place = stack.pop()
-        grouped.setdefault(type(current), []).append((current, place))
-        if type(current) not in SCOPES:
-            stack += [(child, child_place(current, child, place)) for child in reversed(children(current))]
-    return grouped
+from tensorlint.analysis.walk import children, walk
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
