@@ -1027,7 +1027,7 @@ class _Walker:
         # handle (most calls in library code hand over tensors: reading each callee's module for
         # them cost 4% of the time on a sample of torch and transformers).
         given = [evaluate(arg.value, self) for arg in call.args]
-        handles = any(hook_registration(arg.value, self.unit) for arg in call.args)
+        handles = self.index.registers_hooks and any(hook_registration(arg.value, self.unit) for arg in call.args)
         if handles or any(value.graph or value.closure for value in given):
             callee = self._callee_unit(call)
             if callee is not None:

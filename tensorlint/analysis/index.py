@@ -294,6 +294,7 @@ class ModuleIndex:
     # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
+    registers_hooks: bool = False  # the module calls a hook registration at all
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -331,6 +332,7 @@ class _Indexer:
         self.lambda_parents: dict[int, Unit] = {}
         self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
         self.names_no_grad = False
+        self.registers_hooks = False
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
@@ -560,6 +562,8 @@ class _Indexer:
             return
         if name in NO_GRAD_NAMES:
             self.names_no_grad = True
+        if name in MODULE_HOOK_REGISTRATIONS or name in TENSOR_HOOK_REGISTRATIONS:
+            self.registers_hooks = True  # a handle may be kept: without one, no value is looked at for it
         if recv is not None:
             if name == "remove" and not node.args:
                 self.unit.removes_hooks = True  # RemovableHandle.remove(); list.remove takes an item
@@ -683,6 +687,7 @@ def build_index(module: cst.Module, *, keep_places: bool = True) -> ModuleIndex:
         lambda_parents=indexer.lambda_parents,
         hook_calls=indexer.hook_calls,
         names_no_grad=indexer.names_no_grad,
+        registers_hooks=indexer.registers_hooks,
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
         foreign_managed=indexer.foreign_managed,

@@ -246,10 +246,12 @@ def _step_states(facts: Facts, unit: Unit, no_grad: NoGrad) -> list[CarriedState
         return []
     if Role.STEP not in unit.roles and not _called_per_batch_on_self(facts, unit):
         return []
-    backwards = tuple(call for call in calls_in(unit.node) if _is_backward(call) and id(call) not in no_grad.nodes)
+    backwards = tuple(
+        call for call, _ in placed(unit, cst.Call) if _is_backward(call) and id(call) not in no_grad.nodes
+    )
     returned: list[cst.BaseExpression] = []
     if unit.name in TRAINING_STEPS:
-        returned = [n.value for n in own_nodes(unit.node) if isinstance(n, cst.Return) and n.value is not None]
+        returned = [node.value for node, _ in placed(unit, cst.Return) if node.value is not None]
     if not backwards and not returned:
         return []
     prefix = f"{unit.self_name}."
