@@ -29,11 +29,11 @@ from tensorlint.analysis.index import (
 from tensorlint.analysis.names import callee_name, dotted_name, receiver, references
 from tensorlint.analysis.syntax import (
     NoGrad,
-    calls_in,
     calls_under_no_grad,
     decorated_no_grad,
     is_training_iteration,
     iterates_loader,
+    loop_calls,
     own_nodes,
     target_names,
 )
@@ -79,7 +79,9 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     found: list[CarriedState] = []
     seen: set[int] = set()
     for loop, _ in loops:
-        backwards = tuple(call for call in calls_in(loop.body) if _is_backward(call) and id(call) not in no_grad.nodes)
+        backwards = tuple(
+            call for call in loop_calls(unit, loop) if _is_backward(call) and id(call) not in no_grad.nodes
+        )
         over_batches = is_training_iteration(loop, unit, facts.imports)
         if id(loop) in no_grad.nodes or not (backwards or _evaluates_a_stream(facts, unit, loop)):
             continue

@@ -63,6 +63,14 @@ def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     return [inner for inner in own_nodes(node) if type(inner) is cst.Call]
 
 
+def loop_calls(unit: Unit, loop: cst.For | cst.While) -> list[cst.Call]:
+    """`calls_in(loop.body)` for a loop of the unit's own code, read from its placed calls: asked of
+    every loop, often more than once, and a walk of the body costs more."""
+    if not any(node is loop for node, _ in placed(unit, type(loop))):
+        return calls_in(loop.body)  # a loop of another unit's code (the function around a closure)
+    return [call for call, place in placed(unit, cst.Call) if any(outer is loop for outer in place.loops)]
+
+
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
     if not isinstance(loop, cst.For):
@@ -105,7 +113,7 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
     a DataLoader, fetches with `next()`, or steps an optimizer in its body."""
     if iterates_loader(loop, unit, imports):
         return True
-    for call in calls_in(loop.body):
+    for call in loop_calls(unit, loop):
         name = callee_name(call)
         if name == "next" and isinstance(call.func, cst.Name):
             return True
@@ -212,7 +220,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
             if not is_training_iteration(loop, caller, index.imports):
                 continue
             made_per_iteration: set[str] | None = None
-            for call in calls_in(loop.body):
+            for call in loop_calls(caller, loop):
                 callee = _called_unit(call, caller, index)
                 if callee is None or callee.roles or not isinstance(callee.node, cst.FunctionDef):
                     continue
