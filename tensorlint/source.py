@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import tokenize
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 # A file can give a finding only if it names torch or Lightning, or shows what the analysis takes
@@ -122,10 +122,17 @@ _RULE_WORDS: dict[str, tuple[Words, ...]] = {
 
 def reportable(source: str, codes: Collection[str]) -> list[str]:
     """The codes of `codes` whose rules could report something in this text: the others need not run."""
+    return list(_reportable(source, codes))
+
+
+def _reportable(source: str, codes: Collection[str]) -> Iterator[str]:
+    """`reportable`, lazily: whether any rule can report is answered at the first that can."""
     if not might_matter(source):
-        return []
+        return
     found: dict[Words, bool] = {}  # rules share words (`try:`, a hook registration): each searched once
-    return [code for code in codes if code != UNUSED_NOQA_CODE and _has_words(source, code, found)]
+    for code in codes:
+        if code != UNUSED_NOQA_CODE and _has_words(source, code, found):
+            yield code
 
 
 def _has_words(source: str, code: str, found: dict[Words, bool]) -> bool:
@@ -139,10 +146,8 @@ def _has_words(source: str, code: str, found: dict[Words, bool]) -> bool:
 
 def needs_engine(source: str, codes: Collection[str], *, apply_noqa: bool = True) -> bool:
     """Whether linting this text can report anything; when not, its findings are none."""
-    if might_matter(source):
-        found: dict[Words, bool] = {}
-        if any(code != UNUSED_NOQA_CODE and _has_words(source, code, found) for code in codes):
-            return True  # most often at once: the rules about growth have no words
+    if next(_reportable(source, codes), None) is not None:
+        return True  # most often at once: the rules about growth have no words
     return apply_noqa and UNUSED_NOQA_CODE in codes and "noqa" in source.lower()
 
 
