@@ -930,6 +930,29 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
         elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
+        elif steps_once(unit) and not _called_by_its_class(index, unit):
+            unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (a training step: it calls `backward()`)"
+
+
+def steps_once(unit: Unit) -> bool:
+    """Whether a function is one training step, whatever its name: it calls `backward()` outside
+    any loop of its own. Nobody builds and backpropagates a graph once per run: the caller loops."""
+    if not unit.backpropagated or unit.name in ("__init__", "<module>"):
+        return False
+    return any(
+        not place.loops and callee_name(call) in ("backward", "manual_backward") for call, place in placed(unit, cst.Call)
+    )
+
+
+def _called_by_its_class(index: ModuleIndex, method: Unit) -> bool:
+    """Whether another method of the class calls it on `self`: then how often it runs is its
+    caller's to say (a loop there, or a role spread from it), not a guess from its body."""
+    return any(
+        callee is method
+        for other in index.method_units.values()
+        if other.cls is method.cls and other is not method
+        for _, callee in _callees(index, other)
+    )
 
 
 def _assign_hook_roles(index: ModuleIndex) -> None:

@@ -24,7 +24,9 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
+    is_step_method,
     placed,
+    steps_once,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
 from tensorlint.analysis.walk import children, walk
@@ -73,13 +75,22 @@ def loop_calls(unit: Unit, loop: cst.For | cst.While) -> list[cst.Call]:
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
-    if not isinstance(loop, cst.For):
-        return False
-    called = {dotted_name(n.func) for n in [loop.iter, *walk(loop.iter)] if isinstance(n, cst.Call)}
-    for name in references(loop.iter) - called:  # what is iterated, not the functions called on it
+    return isinstance(loop, cst.For) and _iterates_data(loop.iter, unit, imports, 2)
+
+
+def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
+    """Whether an iterable reads a loader, directly or through names bound to one a few steps
+    away (`pbar = tqdm(test_loader)` then `for x, y in pbar`)."""
+    called = {dotted_name(n.func) for n in [iterable, *walk(iterable)] if isinstance(n, cst.Call)}
+    for name in references(iterable) - called:  # what is iterated, not the functions called on it
         if _names_data(name):
-            return True  # train_loader, test_iter, val_batches, dataset, val_data
-        if "." not in name and any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
+            return True  # train_loader, test_iter, val_batches, dataset, val_data, train_dl
+        if "." in name:
+            continue
+        bound = unit.lookup_bindings(name)
+        if any(_is_loader_call(imports, v) for v in bound):
+            return True
+        if depth > 0 and any(_iterates_data(v, unit, imports, depth - 1) for v in bound):
             return True
     return False
 
@@ -87,7 +98,7 @@ def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> 
 def _names_data(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     words = set(last.split("_"))
-    return "loader" in last or bool(words & {"iter", "iterator", "batches", "dataset", "data"})
+    return "loader" in last or bool(words & {"iter", "iterator", "batches", "dataset", "data", "dl"})
 
 
 def hands_over_data(call: cst.Call, made_here: Collection[str] = ()) -> bool:
@@ -222,7 +233,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
             made_per_iteration: set[str] | None = None
             for call in loop_calls(caller, loop):
                 callee = _called_unit(call, caller, index)
-                if callee is None or callee.roles or not isinstance(callee.node, cst.FunctionDef):
+                if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
                     continue
                 callee.roles[Role.STEP] = f"`{callee.name}` (called once per batch by the loop in `{caller.name}`)"
                 callee.call_sites.append((call, caller))
@@ -235,6 +246,17 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                         callee.given_containers.setdefault(
                             params[position], (caller, arg.value)
                         )  # made before the loop
+    for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
+        if unit.roles or unit.is_method or unit.parent is not index.module_unit:
+            continue
+        if isinstance(unit.node, cst.FunctionDef) and (is_step_method(unit.name) or steps_once(unit)):
+            unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
+
+
+def _has_named_role(unit: Unit) -> bool:
+    """A role other than the training step guessed from its `backward()` call, which a loop seen
+    calling it replaces by the loop's own."""
+    return bool(unit.roles) and (set(unit.roles) != {Role.STEP} or is_step_method(unit.name) or not steps_once(unit))
 
 
 def annotation_words(param: cst.Param) -> set[str]:
