@@ -87,10 +87,10 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
             return True  # train_loader, test_iter, val_batches, dataset, val_data, train_dl
         if "." in name:
             continue
-        bound = unit.lookup_bindings(name)
-        if any(_is_loader_call(imports, v) for v in bound):
+        if any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
             return True
-        if depth > 0 and any(_iterates_data(v, unit, imports, depth - 1) for v in bound):
+        # the function's own names only: a parameter shadows the module's name
+        if depth > 0 and any(_iterates_data(v, unit, imports, depth - 1) for v in unit.bindings.get(name, [])):
             return True
     return False
 
@@ -98,7 +98,14 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
 def _names_data(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     words = set(last.split("_"))
-    return "loader" in last or bool(words & {"iter", "iterator", "batches", "dataset", "data", "dl"})
+    if "loader" in last or words & {"iter", "iterator", "batches", "dataset", "data", "dl"}:
+        return True
+    # a split's examples: val_set, test_ds, trainset
+    split = next((w for w in _SPLITS if last.startswith(w)), None)
+    return split is not None and (bool(words & {"set", "ds"}) or last in (split + "set", split + "ds"))
+
+
+_SPLITS = ("train", "val", "valid", "validation", "test", "eval", "dev")
 
 
 def hands_over_data(call: cst.Call, made_here: Collection[str] = ()) -> bool:
