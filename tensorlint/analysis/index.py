@@ -940,7 +940,8 @@ def steps_once(unit: Unit) -> bool:
     if not unit.backpropagated or unit.name in ("__init__", "<module>"):
         return False
     return any(
-        not place.loops and callee_name(call) in ("backward", "manual_backward") for call, place in placed(unit, cst.Call)
+        not place.loops and callee_name(call) in ("backward", "manual_backward")
+        for call, place in placed(unit, cst.Call)
     )
 
 

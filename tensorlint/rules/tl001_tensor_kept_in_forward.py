@@ -21,7 +21,10 @@ class TensorKeptInForward(Rule):
     a plain wrapper's too), hooks however they are registered (functions, bound methods of any
     object, callable instances, `functools.partial`, hooks returned by a factory), per-step
     methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
-    any `*_step` or `*_batch` method, `on_*_batch_end`), and the methods of `self` they call.
+    any `*_step` or `*_batch` method, `on_*_batch_end`, and a module function so named), a
+    method or function of any name that calls `backward()` outside its own loops (a training
+    step: the loop that calls it is elsewhere; when the class calls it itself, its caller
+    decides), and the methods of `self` they call.
     Growth: `append`, `extend`, `insert`, `+= [h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an

@@ -47,7 +47,10 @@ class GraphAccumulatedInLoop(Rule):
     ## What it does
     Checks for values that carry autograd history (a loss or a model output computed with
     grad enabled) accumulated across the iterations of a loop into something that outlives
-    the iteration: `total += loss`, `total = total + loss`, running averages
+    the iteration. A loop over data iterates a DataLoader or a name for data (`train_loader`,
+    `val_set`, `train_dl`, `batches`), directly or through the function's own names
+    (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
+    function (`get_batch(data_source, i)`), or calls `backward()`. Accumulations: `total += loss`, `total = total + loss`, running averages
     (`smooth = 0.98 * smooth + 0.02 * loss`, `m = (m * i + loss) / (i + 1)`), `losses.append(loss)`,
     `preds = torch.cat([preds, out])` (also as `out if preds is None else torch.cat(...)`),
     `stats[k] += loss`, `outputs[i] = out`, values wrapped in dicts, tuples and dataclass records
@@ -98,7 +101,8 @@ class GraphAccumulatedInLoop(Rule):
     backpropagated in the same function (gradient accumulation), helpers that convert what they
     are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
-    (`h = cell(x, h)`) in a loop without `backward()`, lists filled by a loop that does not
+    (`h = cell(x, h)`) in a loop that does not feed data (one graph unrolled over time steps;
+    over batches, each batch's loss is still added with its graph), lists filled by a loop that does not
     feed data (no DataLoader, `next()` or `backward()`) when they reach what the function
     returns, directly or through other lists (one embedding per adapter, returned), values
     assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
