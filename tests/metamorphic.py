@@ -285,11 +285,11 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "discriminator", "teacher", "student", "policy", "critic", "actor", "classifier", "transformer", "vae", "pipe",
     "loader", "iter", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
-    "sample", "infer",
+    "sample", "infer", "trainset", "valset", "testset", "devset", "evalset",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
-     "split", "phase", "prefix"]
+     "split", "phase", "prefix", "set", "ds", "dl"]
 )  # fmt: skip
 
 

@@ -32,7 +32,7 @@ from tensorlint.analysis.facts import (
     root_name,
     tensor_keyed,
 )
-from tensorlint.analysis.flow import analyze
+from tensorlint.analysis.flow import analyze, attribute_value
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
@@ -108,6 +108,7 @@ __all__ = [
     "all_params",
     "analyze",
     "argument",
+    "attribute_value",
     "bounded_per_call",
     "callee_name",
     "calls_in",

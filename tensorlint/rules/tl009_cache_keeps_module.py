@@ -6,7 +6,18 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts, Imports, Unit, all_params, argument, dotted_name, walk
+from tensorlint.analysis import (
+    ClassInfo,
+    Facts,
+    Imports,
+    Unit,
+    all_params,
+    argument,
+    attribute_value,
+    dotted_name,
+    lineage,
+    walk,
+)
 from tensorlint.rule import Report, Rule
 
 _CACHES = frozenset(["functools.lru_cache", "functools.cache", "lru_cache"])
@@ -30,7 +41,12 @@ class CacheKeepsModule(Rule):
     pylint's W1518 report the same for methods in general ("can lead to memory leaks", "will keep
     all method args alive indefinitely, including 'self'").
 
-    Not reported: static methods and class methods, methods of classes that are not modules,
+    Also on methods of other classes whose instances hold tensors (`self.features = features`
+    for a `features: torch.Tensor`, `self.edges = torch.as_tensor(...)`): the cache keeps every
+    instance, and so its tensors, as it keeps a model.
+
+    Not reported: static methods and class methods, methods of classes that are not modules and
+    hold no tensor the file shows,
     module-level functions of Python values (`@lru_cache def causal_mask(n: int)` is bounded by
     the distinct sizes it sees), and `functools.cached_property`, which stores on the instance.
 
@@ -123,17 +139,28 @@ class CacheKeepsModule(Rule):
             if decorator is None:
                 continue
             names = {_decorator_name(d.decorator) for d in node.decorators}
-            if unit.is_method and unit.cls is not None and unit.cls.is_module:
-                if names & {"staticmethod", "classmethod"}:
+            if unit.is_method and unit.cls is not None and not names & {"staticmethod", "classmethod"}:
+                method = f"`{unit.cls.name}.{node.name.value}`"
+                if unit.cls.is_module:
+                    yield Report(
+                        decorator,
+                        f"cache on {method}, a method of a module: the cache keeps "
+                        "`self` (the whole model, with its parameters and buffers) and every argument and "
+                        "result alive for as long as the class exists; cache a module-level function of the "
+                        "Python values instead, or store results on the instance",
+                    )
                     continue
-                yield Report(
-                    decorator,
-                    f"cache on `{unit.cls.name}.{node.name.value}`, a method of a module: the cache keeps "
-                    "`self` (the whole model, with its parameters and buffers) and every argument and "
-                    "result alive for as long as the class exists; cache a module-level function of the "
-                    "Python values instead, or store results on the instance",
-                )
-                continue
+                held = _tensor_attributes(facts, unit.cls)
+                if held:
+                    shown = ", ".join(f"`self.{name}`" for name in held[:3])
+                    yield Report(
+                        decorator,
+                        f"cache on {method}, a method of a class whose instances hold tensors ({shown}): "
+                        "the cache keeps every instance it is called on, with its tensors, and every "
+                        "result alive for as long as the class exists; compute it on the instance "
+                        "(`functools.cached_property`, or an attribute) instead",
+                    )
+                    continue
             tensors = _tensor_params(unit, node)
             if tensors:
                 shown = ", ".join(f"`{name}`" for name in tensors)
@@ -143,6 +170,12 @@ class CacheKeepsModule(Rule):
                     "identity, so every new tensor is a miss that the cache keeps, with its graph and "
                     "its result; cache on Python values (shapes, sizes) instead",
                 )
+
+
+def _tensor_attributes(facts: Facts, cls: ClassInfo) -> list[str]:
+    """The attributes of `self` that the class's own code sets to tensors."""
+    names = sorted({name for c in lineage(facts.index.classes, cls) for name in c.attribute_values})
+    return [name for name in names if attribute_value(facts, cls, name).tensor]
 
 
 def _decorator_name(expr: cst.BaseExpression) -> str | None:
