@@ -1229,7 +1229,19 @@ class _Walker:
         if not isinstance(returned, cst.Tuple) or len(returned.elements) != 2:
             return False
         output, loss = (element.value for element in returned.elements)
-        return evaluate(output, self).tensor and evaluate(loss, self).closure is not None
+        if evaluate(loss, self).closure is None:
+            return False
+        # the output, or what the model builds for the schedule (`model.build_schedule_plan(...)`)
+        bound = self.unit.bindings.get(output.value, []) if isinstance(output, cst.Name) else [output]
+        made_by_module = bool(bound) and all(
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and self._is_model(v.func.value)
+            for v in bound
+        )
+        return evaluate(output, self).tensor or made_by_module
+
+    def _is_model(self, expr: cst.BaseExpression) -> bool:
+        """A module, or a name for one whatever its annotation says (`model: GPTModel`)."""
+        return evaluate(expr, self).module or (isinstance(expr, cst.Name) and is_model_name(expr.value))
 
     def _returned_value(self, value: cst.BaseExpression) -> Value:
         """What a `return` gives; of a tuple display, or of a helper that returns one (`return

@@ -90,9 +90,28 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
         if any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
             return True
         # the function's own names only: a parameter shadows the module's name
-        if depth > 0 and any(_iterates_data(v, unit, imports, depth - 1) for v in unit.bindings.get(name, [])):
+        if depth > 0 and any(_wraps_data(v, unit, imports, depth - 1) for v in unit.bindings.get(name, [])):
             return True
     return False
+
+
+def _wraps_data(value: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
+    """Whether a bound value is data or an iterator over it: a name for data, or a call that wraps
+    one given first (`tqdm(loader, desc=...)`, `enumerate(iter(loader))`); not a call that
+    merely takes a dataset by keyword (`Normalizer(dataset=train_dataset)`)."""
+    if isinstance(value, cst.Call):
+        wrapper = (callee_name(value) or "").lower()
+        if wrapper not in _ITERATOR_WRAPPERS and "prefetch" not in wrapper:
+            return False  # `get_transformers(train_dataset)` builds something from the data
+        args = [a.value for a in value.args if a.keyword is None and not a.star]
+        return bool(args) and _wraps_data(args[0], unit, imports, depth)
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        return _iterates_data(value, unit, imports, depth)
+    return False
+
+
+# Calls that iterate what they are given first, item for item: progress bars, counters, prefetchers.
+_ITERATOR_WRAPPERS = frozenset(["tqdm", "enumerate", "iter", "zip", "islice", "cycle", "chain", "track"])
 
 
 def _names_data(name: str) -> bool:

@@ -212,6 +212,12 @@ _BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
 _NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
 
 
+def _converts_to_numpy(name: str) -> bool:
+    """Helpers named for a conversion to NumPy: `to_np`, `to_numpy`, `tensor2numpy`, `as_np`."""
+    lowered = name.lower()
+    return lowered.startswith(("to_", "as_", "tensor2", "tensor_to_", "t2")) and lowered.endswith(("np", "numpy"))
+
+
 # Module base classes of the big model libraries, as their own files import them (relatively).
 _MODULE_BASE_NAMES = frozenset(["LightningModule", "PreTrainedModel", "ModelMixin"])
 
@@ -426,6 +432,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return known
     args = [evaluate(arg.value, scope) for arg in call.args]
     name = callee_name(call)
+    if name is not None and _converts_to_numpy(name):
+        return SCALAR  # `to_np(loss)`, `utils.tensor2numpy(x)`: an array, without history
     recv = receiver(call)
     if recv is None and isinstance(call.func, cst.Name):
         if name in _NON_TENSOR_BUILTINS:
