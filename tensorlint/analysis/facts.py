@@ -100,6 +100,16 @@ class AttributeWrite:
     loops: tuple[Loop, ...]
 
 
+@dataclass(frozen=True, eq=False)
+class Collected:
+    """A comprehension over a loader's batches whose every element carries a graph, kept whole:
+    `[criterion(model(x), y) for x, y in val_loader]`, `sum(loss(b) for b in batches)`."""
+
+    node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+    unit: Unit
+    into: frozenset[str]  # the names the statement assigns it (or what is built from it) to
+
+
 @dataclass(frozen=True)
 class Summary:
     """What a function of the module does with its arguments, computed once and used at each call.
@@ -158,6 +168,7 @@ class Facts:
     stores: list[Store] = field(default_factory=list)
     accumulations: list[Accumulation] = field(default_factory=list)
     attribute_writes: list[AttributeWrite] = field(default_factory=list)
+    collected: list[Collected] = field(default_factory=list)  # comprehensions over batches, with graphs
     # What a LightningModule's `training_step` returns besides `loss` when the class defines
     # `training_epoch_end`: Lightning (before 2.0) keeps every step's outputs until the epoch ends.
     epoch_outputs: list[Store] = field(default_factory=list)

@@ -25,6 +25,7 @@ from tensorlint.analysis.facts import (
     Accumulation,
     AttributeWrite,
     ClosureEscape,
+    Collected,
     CudaWork,
     Facts,
     Loop,
@@ -72,6 +73,7 @@ from tensorlint.analysis.syntax import (
     free_names,
     hands_over_data,
     hook_registration,
+    iterates_data,
     iterates_loader,
     own_nodes,
     removes_handles,
@@ -149,6 +151,7 @@ class _Walker:
         self.report_at: cst.CSTNode | None = None  # the call whose helper's statements are replayed
         self.replay_via: str | None = None  # and what its findings say the helper did
         self.replaying = 0
+        self.data_comprehensions: set[int] = set()  # ids of comprehensions over batches (see `run`)
 
     # -- values.Scope ------------------------------------------------------------------------
 
@@ -356,6 +359,8 @@ class _Walker:
     def run(self) -> None:
         self._bind_params()
         node = self.unit.node
+        if self.arguments is None and self.unit.has_comprehension:
+            self.data_comprehensions = data_comprehensions(self.unit, self.imports)
         if isinstance(node, cst.Lambda):
             self._effects(node.body)
             self.returns = evaluate(node.body, self)
@@ -642,6 +647,8 @@ class _Walker:
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
         self.call_values.clear()
+        if self.data_comprehensions:
+            self._collected_over_data(small)
         if isinstance(small, cst.Assign):
             self._effects(small.value)
             value = evaluate(small.value, self)
@@ -907,6 +914,23 @@ class _Walker:
                 cst.Attribute(target.value, cst.Name("__setitem__")), [cst.Arg(index.value), cst.Arg(value_expr)]
             )
             self._helper_effects(call, facts, facts.index.method_units[id(method)], report_at=node)
+
+    def _collected_over_data(self, small: cst.BaseSmallStatement) -> None:
+        """Comprehensions over a loader whose elements carry a graph: every batch's history, at once."""
+        found = [n for n in walk(small) if isinstance(n, _COMPREHENSIONS) and id(n) in self.data_comprehensions]
+        if not found:
+            return
+        into: set[str] = set()
+        if isinstance(small, cst.Assign):
+            into = {name for t in small.targets for name in target_names(t.target)}
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            into = target_names(small.target)
+        for node in found:
+            if isinstance(node, cst.GeneratorExp) and not _gathered(node, small):
+                continue  # consumed one element at a time: each batch's graph goes with it
+            element = node.value if isinstance(node, cst.DictComp) else node.elt
+            if evaluate(element, self).graph:
+                self.facts.collected.append(Collected(node, self.unit, frozenset(into)))
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         self._effects(node.value)
@@ -1872,7 +1896,7 @@ def analyze(
         return facts
     assign_loop_step_roles(facts.index)
     units = facts.index.units
-    walked = _worth_walking(units)
+    walked = _worth_walking(units, facts.imports)
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.
     later = {id(u) for u in units if any(a.call_sites for a in _units_around(u))}
     order = [u for u in units if id(u) not in later] + [u for u in units if id(u) in later]
@@ -1887,16 +1911,17 @@ def analyze(
     return facts
 
 
-def _worth_walking(units: list[Unit]) -> list[bool]:
-    """Which units the flow pass walks: those whose events a rule can report (a role, a loop, a
-    lambda or nested def, a `try`), those whose final names other units read (setting `self.x`),
-    and the units around them (a closure reads its parents' names). A function skipped here is
-    still walked for its summary when a walked unit calls it."""
+def _worth_walking(units: list[Unit], imports: Imports) -> list[bool]:
+    """Which units the flow pass walks: those whose events a rule can report (a role, a loop or a
+    comprehension over batches, a lambda or nested def, a `try`), those whose final names other
+    units read (setting `self.x`), and the units around them (a closure reads its parents' names).
+    A function skipped here is still walked for its summary when a walked unit calls it."""
     position_of = {id(unit): position for position, unit in enumerate(units)}
     walked = [
         bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes)
         # a default container or a class-level one: what a call puts there outlives the call
         or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))
+        or (unit.has_comprehension and bool(data_comprehensions(unit, imports)))
         for unit in units
     ]
     for position in range(len(units) - 1, 0, -1):  # children come after their parents
@@ -1904,6 +1929,29 @@ def _worth_walking(units: list[Unit]) -> list[bool]:
         if walked[position] and parent is not None:
             walked[position_of[id(parent)]] = True
     return walked
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Calls that hold or fold together every element a generator gives them.
+_GATHERING = frozenset(["sum", "list", "tuple", "sorted", "stack", "cat", "concat", "concatenate", "hstack", "vstack"])
+
+
+def _gathered(generator: cst.GeneratorExp, statement: cst.BaseSmallStatement) -> bool:
+    """`sum(loss(b) for b in batches)`, `torch.cat(list(...))`: the generator's elements are all kept."""
+    return any(
+        type(node) is cst.Call and callee_name(node) in _GATHERING and any(arg.value is generator for arg in node.args)
+        for node in walk(statement)
+    )
+
+
+def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
+    """The ids of the unit's comprehensions that iterate a loader's batches."""
+    return {
+        id(comprehension)
+        for kind in _COMPREHENSIONS
+        for comprehension, _ in placed(unit, kind)
+        if iterates_data(comprehension.for_in.iter, unit, imports)
+    }
 
 
 def _names_a_count(target: cst.BaseExpression) -> bool:

@@ -215,6 +215,7 @@ class Unit:
     # What the unit's own code holds (not nested functions'): the flow pass skips units whose
     # walk cannot give any rule something to report.
     has_loop: bool = False  # a `for` or `while` statement
+    has_comprehension: bool = False
     has_try: bool = False
     has_nested: bool = False  # a lambda, a nested def or a class defined in the function
     sets_attributes: bool = False  # `self.x = ...`: its final names give the attribute's value
@@ -499,6 +500,7 @@ class _Indexer:
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._bind(node.target, None)  # a comprehension's variable is local, never a global
+        self.unit.has_comprehension = True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss

@@ -75,7 +75,12 @@ def loop_calls(unit: Unit, loop: cst.For | cst.While) -> list[cst.Call]:
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
-    return isinstance(loop, cst.For) and _iterates_data(loop.iter, unit, imports, 2)
+    return isinstance(loop, cst.For) and iterates_data(loop.iter, unit, imports)
+
+
+def iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports) -> bool:
+    """Whether iterating this expression goes over a loader's batches (a loop's or a comprehension's)."""
+    return _iterates_data(iterable, unit, imports, 2)
 
 
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:

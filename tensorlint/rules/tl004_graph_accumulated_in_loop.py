@@ -9,6 +9,7 @@ import libcst as cst
 from tensorlint.analysis import (
     BACKWARD_CALLS,
     Accumulation,
+    Collected,
     Facts,
     Loop,
     Role,
@@ -50,7 +51,11 @@ class GraphAccumulatedInLoop(Rule):
     the iteration. A loop over data iterates a DataLoader or a name for data (`train_loader`,
     `val_set`, `train_dl`, `batches`), directly or through the function's own names
     (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
-    function (`get_batch(data_source, i)`), or calls `backward()`. Accumulations: `total += loss`, `total = total + loss`, running averages
+    function (`get_batch(data_source, i)`), or calls `backward()`. A comprehension over a loader
+    is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
+    `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
+    a batch at a time, nor micro-batches summed into a loss that is backpropagated).
+    Accumulations: `total += loss`, `total = total + loss`, running averages
     (`smooth = 0.98 * smooth + 0.02 * loss`, `m = (m * i + loss) / (i + 1)`), `losses.append(loss)`,
     `preds = torch.cat([preds, out])` (also as `out if preds is None else torch.cat(...)`),
     `stats[k] += loss`, `outputs[i] = out`, values wrapped in dicts, tuples and dataclass records
@@ -269,6 +274,25 @@ class GraphAccumulatedInLoop(Rule):
             # `backpropagate(loss, optimizer)`: a helper of this module runs the loop's backward
             backward = loop.calls_backward or _trains(facts, event.unit, loop.node, 0, BACKWARD_CALLS)
             yield Report(event.node, _message(root, loop, event, backward), fix)
+        for collected in facts.collected:
+            if _backpropagated(collected):
+                continue  # one loss over micro-batches, backpropagated: gradient accumulation
+            iterated = cst.Module([]).code_for_node(collected.node.for_in.iter)
+            kind = "generator" if isinstance(collected.node, cst.GeneratorExp) else "comprehension"
+            yield Report(
+                collected.node,
+                f"this {kind} over `{iterated}` keeps every batch's autograd history at once: each "
+                "element carries its batch's graph, and all of them stay alive together (no `backward()` "
+                "frees them); take `.item()` per batch, or run it under `torch.no_grad()`",
+            )
+
+
+def _backpropagated(collected: Collected) -> bool:
+    """Whether what the comprehension builds reaches a `backward()` of the same function."""
+    unit = collected.unit
+    if collected.into & unit.backpropagated_names:
+        return True
+    return any(collected.node is node for expr in unit.backpropagated for node in walk(expr))
 
 
 def _one_entry_per_item(event: Accumulation | Store, loop: Loop) -> bool:
