@@ -860,9 +860,11 @@ class _Walker:
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
-            if self._writes_into_buffer(target.value):
-                # `self.queue[ptr] = k`, `self.sv[:] = sv`: a write into the buffer's storage, which
-                # autograd chains onto the buffer's history like `copy_`; no entry is added.
+            repeated = bool(self.loops) or self.unit.called_per_batch
+            if self._writes_into_buffer(target.value) or (repeated and self._made_tensor(target.value)):
+                # `self.queue[ptr] = k`, `self.sv[:] = sv`, `preds[i * bs:] = out` into `torch.zeros(...)`
+                # made before the loop: a write into the tensor's storage, which autograd chains onto
+                # the tensor's history like `copy_`; no entry is added.
                 if value.graph and self.grad_enabled:
                     self._accumulate(node, target.value, value, value_expr)
                 return
@@ -896,6 +898,14 @@ class _Walker:
         if attribute is None or cls is None or not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()):
             return False
         made = [value for c in lineage(self.index.classes, cls) for value, _ in c.attribute_values.get(attribute, [])]
+        return bool(made) and all(isinstance(value, cst.Call) for value in made) and evaluate(expr, self).tensor
+
+    def _made_tensor(self, expr: cst.BaseExpression) -> bool:
+        """A name (of this function or one around it) that every assignment makes a tensor by a call
+        (`torch.zeros(n, k)`)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        made = self.unit.lookup_bindings(expr.value)
         return bool(made) and all(isinstance(value, cst.Call) for value in made) and evaluate(expr, self).tensor
 
     def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:

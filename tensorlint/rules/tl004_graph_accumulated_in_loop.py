@@ -58,7 +58,9 @@ class GraphAccumulatedInLoop(Rule):
     Accumulations: `total += loss`, `total = total + loss`, running averages
     (`smooth = 0.98 * smooth + 0.02 * loss`, `m = (m * i + loss) / (i + 1)`), `losses.append(loss)`,
     `preds = torch.cat([preds, out])` (also as `out if preds is None else torch.cat(...)`),
-    `stats[k] += loss`, `outputs[i] = out`, values wrapped in dicts, tuples and dataclass records
+    `stats[k] += loss`, `outputs[i] = out`, writes into a tensor made before the loop
+    (`probs[i * bs:(i + 1) * bs] = model(x)` after `probs = torch.zeros(...)`: an in-place copy
+    that autograd chains onto the tensor's history), values wrapped in dicts, tuples and dataclass records
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n`, or
     `record(history, loss)` where `record` appends its argument. Helpers are followed into the
