@@ -398,9 +398,19 @@ def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -
             return value.right
         if isinstance(value.operator, cst.Add) and _scaled(value.right, target):
             return value.left
+        if _a_term(value.left, target):
+            return value  # `t = t + a + b`: the whole sum, whose other terms are what is added
     elif isinstance(value.operator, (cst.Multiply, cst.Divide)):
         return accumulated_operand(target, value.left)
     return None
+
+
+def _a_term(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """Whether the target is a term of a sum that more terms are then added to: `t + a` in `t + a + b`."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract))):
+        return False
+    right_is = isinstance(expr.operator, cst.Add) and _scaled(expr.right, target)
+    return _scaled(expr.left, target) or right_is or _a_term(expr.left, target)
 
 
 def _scaled(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:

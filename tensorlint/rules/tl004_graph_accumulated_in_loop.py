@@ -48,7 +48,7 @@ class GraphAccumulatedInLoop(Rule):
     ## What it does
     Checks for values that carry autograd history (a loss or a model output computed with
     grad enabled) accumulated across the iterations of a loop into something that outlives
-    the iteration. A loop over data iterates a DataLoader or a name for data (`train_loader`,
+    the iteration (`total = total + loss + penalty` as well, however many terms). A loop over data iterates a DataLoader or a name for data (`train_loader`,
     `val_set`, `train_dl`, `batches`), directly or through the function's own names
     (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
     function (`get_batch(data_source, i)`), or calls `backward()`. A comprehension over a loader
@@ -368,6 +368,8 @@ def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None
     value = event.value_expr
     if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
         return None  # wrapped values: which element to detach is a choice for the author
+    if root in names_in(value):
+        return None  # `total = total + a + b`: which terms to detach is the author's choice
     scalar = isinstance(event, Accumulation) and _is_loss(facts, event.unit, value, depth=0)
     # A helper (`meter.update(loss)`) owns its total: only the local accumulator's uses matter.
     method = "item" if scalar and (event.via or not _used_as_tensor(event.unit, root)) else "detach"
