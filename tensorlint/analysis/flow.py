@@ -1003,7 +1003,33 @@ class _Walker:
                 return False  # a slice writes into existing storage
             if self._varies(index.value) or _reads(index.value, target.value):
                 return True  # `d[len(d)] = v`: a key computed from the container is new each time
+            if self._counted(index.value):
+                return True  # `self.features[self.calls] = f` with `self.calls += 1`: a new key per call
         return False
+
+    def _counted(self, key: cst.BaseExpression) -> bool:
+        """Whether a key is an attribute that its class only counts up (`self.step += 1`), never
+        wraps or resets outside `__init__` (a ring buffer's `self.ptr = 0`, `self.ptr %= n`): of
+        `self`, or of an object whose class the code shows (`self.owner.calls` in a hook's helper)."""
+        if not isinstance(key, cst.Attribute):
+            return False
+        attribute = key.attr.value
+        owner = evaluate(key.value, self).instance if self_attribute(self.unit, key) is None else None
+        known = self.facts.class_of(owner) if owner else ((self.facts, self.unit.cls) if self.unit.cls else None)
+        if known is None or known[0] is not self.facts:
+            return False
+        classes = lineage(self.index.classes, known[1])
+        if any(unit.name != "__init__" for c in classes for _, unit in c.attribute_values.get(attribute, [])):
+            return False
+        operators = [
+            type(node.operator)
+            for c in classes
+            for method in c.methods.values()
+            if (unit := self.index.method_units.get(id(method))) is not None
+            for node, _ in placed(unit, cst.AugAssign)
+            if self_attribute(unit, node.target) == attribute
+        ]
+        return bool(operators) and all(op is cst.AddAssign for op in operators)
 
     def _varies(self, key: cst.BaseExpression) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration."""
