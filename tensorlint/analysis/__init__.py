@@ -80,7 +80,7 @@ from tensorlint.analysis.syntax import (
     repeats_per_step,
     target_names,
 )
-from tensorlint.analysis.values import Value, is_loss_name
+from tensorlint.analysis.values import Value, is_loss_name, is_model_name
 from tensorlint.analysis.walk import contains, walk
 
 __all__ = [
@@ -123,6 +123,7 @@ __all__ = [
     "gc_paused",
     "hook_registration",
     "is_loss_name",
+    "is_model_name",
     "is_training_iteration",
     "lineage",
     "mentions",

@@ -15,6 +15,7 @@ from tensorlint.analysis import (
     argument,
     attribute_value,
     dotted_name,
+    is_model_name,
     lineage,
     walk,
 )
@@ -41,7 +42,8 @@ class CacheKeepsModule(Rule):
     pylint's W1518 report the same for methods in general ("can lead to memory leaks", "will keep
     all method args alive indefinitely, including 'self'").
 
-    Also on methods of other classes whose instances hold tensors (`self.features = features`
+    Also on functions that take a network (annotated `nn.Module`, or unannotated and named for
+    one: `model`, `encoder`), and on methods of other classes whose instances hold tensors (`self.features = features`
     for a `features: torch.Tensor`, `self.edges = torch.as_tensor(...)`): the cache keeps every
     instance, and so its tensors, as it keeps a model.
 
@@ -161,6 +163,16 @@ class CacheKeepsModule(Rule):
                         "(`functools.cached_property`, or an attribute) instead",
                     )
                     continue
+            models = _module_params(facts, unit, node)
+            if models:
+                shown = ", ".join(f"`{name}`" for name in models)
+                yield Report(
+                    decorator,
+                    f"cache on `{node.name.value}`, which takes the module {shown}: the cache keeps every "
+                    "module it is given (with its parameters and buffers) and every result alive for as "
+                    "long as the function exists; cache on Python values, or keep the result on the module",
+                )
+                continue
             tensors = _tensor_params(unit, node)
             if tensors:
                 shown = ", ".join(f"`{name}`" for name in tensors)
@@ -195,6 +207,46 @@ def _cache_decorator(imports: Imports, node: cst.FunctionDef) -> cst.Decorator |
                 continue  # maxsize=0 caches nothing
         return decorator
     return None
+
+
+def _module_params(facts: Facts, unit: Unit, node: cst.FunctionDef) -> list[str]:
+    """Parameters that hold a network: annotated `nn.Module`, or unannotated, named for one
+    (`model`, `encoder`) and used as one in the body (called, `.parameters()`, handed to a torch
+    function); not `model` naming a checkpoint or a tokenizer's model (`encoding_for_model(model)`)."""
+    params = all_params(node.params)[1 if unit.is_method else 0 :]
+    found = []
+    for param in params:
+        name = param.name.value
+        if param.annotation is None:
+            if param.default is None and is_model_name(name) and _used_as_module(facts, node, name):
+                found.append(name)
+        elif any(isinstance(n, cst.Name) and n.value == "Module" for n in walk(param.annotation.annotation)):
+            found.append(name)
+    return found
+
+
+_MODULE_METHODS = frozenset(["parameters", "named_parameters", "state_dict", "eval", "train", "modules", "cuda"])
+
+
+def _used_as_module(facts: Facts, node: cst.FunctionDef, name: str) -> bool:
+    for call in walk(node.body):
+        if not isinstance(call, cst.Call):
+            continue
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == name:
+            return True  # `encoder(text)`
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == name
+            and func.attr.value in _MODULE_METHODS
+        ):
+            return True  # `model.parameters()`
+        qualified = facts.imports.qualify(func) or ""
+        given = any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args)
+        if given and qualified.startswith("torch."):
+            return True  # `torch.compile(model)`
+    return False
 
 
 def _tensor_params(unit: Unit, node: cst.FunctionDef) -> list[str]:
