@@ -75,6 +75,7 @@ from tensorlint.analysis.syntax import (
     hook_registration,
     iterates_data,
     iterates_loader,
+    list_extension,
     own_nodes,
     removes_handles,
     reset_every_iteration,
@@ -817,6 +818,15 @@ class _Walker:
         grown_by = concatenated_operand(target, value_expr)
         if grown_by is not None:
             self._store(node, target, evaluate(grown_by, self), grown_by, grows=True, concatenates=True)
+        added = list_extension(target, value_expr)
+        if added is not None:  # `xs = xs + [h]`, `xs = [*xs, h]`: stored as by `xs.append(h)`
+            items = [e.value for e in added.elements if not isinstance(e, cst.StarredElement)]
+            kept = _join_values([evaluate(item, self) for item in items])
+            self._escape(kept, "stored in a container", target)
+            self._store(node, target, kept, added, grows=True)
+            if isinstance(target, cst.Name):
+                self._bind(target, value)
+            return
         if isinstance(target, cst.Name):
             other = accumulated_operand(target, value_expr)
             if other is not None:

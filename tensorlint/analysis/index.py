@@ -1179,6 +1179,10 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
     """`x = []`, `x = dict()`, `x = x[-100:]`: an assignment that empties or bounds a container."""
     if value is None:
         return False
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and any(
+        isinstance(e, cst.StarredElement) and e.value.deep_equals(target) for e in value.elements
+    ):
+        return False  # `xs = [*xs, h]` keeps every item and adds one
     if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
         return True
     if isinstance(value, cst.Call) and callee_name(value) in (

@@ -443,6 +443,21 @@ def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) 
     return others[0] if len(others) == 1 else parts
 
 
+def list_extension(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.List | cst.Tuple | None:
+    """The items a list display adds to the list it rebinds: `[h]` in `xs = xs + [h]` (or
+    `[h] + xs`), `[*xs, h]` itself: the list grows, as with `xs.append(h)`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        for own, added in ((value.left, value.right), (value.right, value.left)):
+            if own.deep_equals(target) and isinstance(added, (cst.List, cst.Tuple)):
+                return added
+        return None
+    if isinstance(value, (cst.List, cst.Tuple)) and any(
+        isinstance(element, cst.StarredElement) and element.value.deep_equals(target) for element in value.elements
+    ):
+        return value
+    return None
+
+
 def target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         names: set[str] = set()

@@ -25,7 +25,7 @@ class TensorKeptInForward(Rule):
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
     decides), and the methods of `self` they call.
-    Growth: `append`, `extend`, `insert`, `+= [h]`, `d[k] = h` under a key that changes between
+    Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
     attribute holds), module-level and enclosing-function lists and dicts, and a list on another
