@@ -107,7 +107,7 @@ class Collected:
 
     node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
     unit: Unit
-    into: frozenset[str]  # the names the statement assigns it (or what is built from it) to
+    into: frozenset[str]  # the names the statement around it assigns (`losses = [...]`)
 
 
 @dataclass(frozen=True)
