@@ -280,8 +280,14 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
         if unit.roles or unit.is_method or unit.parent is not index.module_unit:
             continue
-        if isinstance(unit.node, cst.FunctionDef) and (is_step_method(unit.name) or steps_once(unit)):
+        if isinstance(unit.node, cst.FunctionDef) and (_named_a_step(unit.name) or steps_once(unit)):
             unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
+
+
+def _named_a_step(name: str) -> bool:
+    """A module function named for one step: `train_step`, `eval_batch`, `forward_step` (not a
+    utility that only mentions batches: `repeat_tensor_to_batch_size`, `replace_batch_norm`)."""
+    return name.endswith(("_step", "_batch")) and name != "_step"
 
 
 def _has_named_role(unit: Unit) -> bool:

@@ -21,7 +21,7 @@ class TensorKeptInForward(Rule):
     a plain wrapper's too), hooks however they are registered (functions, bound methods of any
     object, callable instances, `functools.partial`, hooks returned by a factory), per-step
     methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
-    any `*_step` or `*_batch` method, `on_*_batch_end`, and a module function so named), a
+    any `*_step` or `*_batch` method, `on_*_batch_end`, and a module function whose name ends so), a
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
     decides), and the methods of `self` they call.
