@@ -169,6 +169,9 @@ class Facts:
     accumulations: list[Accumulation] = field(default_factory=list)
     attribute_writes: list[AttributeWrite] = field(default_factory=list)
     collected: list[Collected] = field(default_factory=list)  # comprehensions over batches, with graphs
+    data_comprehensions: dict[int, set[int]] = field(
+        default_factory=dict
+    )  # id(unit) -> its comprehensions over batches
     # What a LightningModule's `training_step` returns besides `loss` when the class defines
     # `training_epoch_end`: Lightning (before 2.0) keeps every step's outputs until the epoch ends.
     epoch_outputs: list[Store] = field(default_factory=list)

@@ -360,8 +360,8 @@ class _Walker:
     def run(self) -> None:
         self._bind_params()
         node = self.unit.node
-        if self.arguments is None and self.unit.has_comprehension:
-            self.data_comprehensions = data_comprehensions(self.unit, self.imports)
+        if self.arguments is None:
+            self.data_comprehensions = self.facts.data_comprehensions.get(id(self.unit), set())
         if isinstance(node, cst.Lambda):
             self._effects(node.body)
             self.returns = evaluate(node.body, self)
@@ -908,14 +908,15 @@ class _Walker:
         if attribute is None or cls is None or not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()):
             return False
         made = [value for c in lineage(self.index.classes, cls) for value, _ in c.attribute_values.get(attribute, [])]
-        return bool(made) and all(isinstance(value, cst.Call) for value in made) and evaluate(expr, self).tensor
+        return self._made_by_calls(expr, made)
 
     def _made_tensor(self, expr: cst.BaseExpression) -> bool:
         """A name (of this function or one around it) that every assignment makes a tensor by a call
         (`torch.zeros(n, k)`)."""
-        if not isinstance(expr, cst.Name):
-            return False
-        made = self.unit.lookup_bindings(expr.value)
+        return isinstance(expr, cst.Name) and self._made_by_calls(expr, self.unit.lookup_bindings(expr.value))
+
+    def _made_by_calls(self, expr: cst.BaseExpression, made: list[cst.BaseExpression]) -> bool:
+        """Whether `expr`, assigned `made`, is a tensor that every assignment builds by a call."""
         return bool(made) and all(isinstance(value, cst.Call) for value in made) and evaluate(expr, self).tensor
 
     def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:
@@ -1942,7 +1943,7 @@ def analyze(
         return facts
     assign_loop_step_roles(facts.index)
     units = facts.index.units
-    walked = _worth_walking(units, facts.imports)
+    walked = _worth_walking(units, facts)
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.
     later = {id(u) for u in units if any(a.call_sites for a in _units_around(u))}
     order = [u for u in units if id(u) not in later] + [u for u in units if id(u) in later]
@@ -1957,17 +1958,20 @@ def analyze(
     return facts
 
 
-def _worth_walking(units: list[Unit], imports: Imports) -> list[bool]:
+def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     """Which units the flow pass walks: those whose events a rule can report (a role, a loop or a
     comprehension over batches, a lambda or nested def, a `try`), those whose final names other
     units read (setting `self.x`), and the units around them (a closure reads its parents' names).
     A function skipped here is still walked for its summary when a walked unit calls it."""
     position_of = {id(unit): position for position, unit in enumerate(units)}
+    for unit in units:  # kept for the walk, which reports what they collect
+        if unit.has_comprehension and (over_data := data_comprehensions(unit, facts.imports)):
+            facts.data_comprehensions[id(unit)] = over_data
     walked = [
         bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes)
         # a default container or a class-level one: what a call puts there outlives the call
         or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))
-        or (unit.has_comprehension and bool(data_comprehensions(unit, imports)))
+        or id(unit) in facts.data_comprehensions
         for unit in units
     ]
     for position in range(len(units) - 1, 0, -1):  # children come after their parents

@@ -220,7 +220,7 @@ def _module_params(facts: Facts, unit: Unit, node: cst.FunctionDef) -> list[str]
         if param.annotation is None:
             if param.default is None and is_model_name(name) and _used_as_module(facts, node, name):
                 found.append(name)
-        elif any(isinstance(n, cst.Name) and n.value == "Module" for n in walk(param.annotation.annotation)):
+        elif "Module" in _annotation_names(param):
             found.append(name)
     return found
 
@@ -255,13 +255,14 @@ def _tensor_params(unit: Unit, node: cst.FunctionDef) -> list[str]:
     if unit.is_method and params:
         params = params[1:]
     for param in params:
-        if param.annotation is None:
-            continue
-        words = {
-            n.value
-            for n in [param.annotation.annotation, *walk(param.annotation.annotation)]
-            if isinstance(n, cst.Name)
-        }
-        if any(word.endswith("Tensor") for word in words):
+        if any(word.endswith("Tensor") for word in _annotation_names(param)):
             found.append(param.name.value)
     return found
+
+
+def _annotation_names(param: cst.Param) -> set[str]:
+    """The names an annotation reads: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
+    if param.annotation is None:
+        return set()
+    annotation = param.annotation.annotation
+    return {n.value for n in [annotation, *walk(annotation)] if isinstance(n, cst.Name)}
