@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tensorlint.analysis.index import ClassInfo, ModuleIndex, Unit, all_params, lineage, placed, self_attribute
+from tensorlint.analysis.index import (
+    ClassInfo,
+    ModuleIndex,
+    Unit,
+    all_params,
+    field_factory,
+    lineage,
+    placed,
+    self_attribute,
+)
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
 from tensorlint.analysis.values import UNKNOWN, Value
 
@@ -240,6 +249,13 @@ class Facts:
                 if name in self.index.module_unit.managed_globals:
                     return "global", "managed"
                 return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
+            if name in owner.bound_containers and name in {p.name.value for p in unit_params(owner)}:
+                # Bound when a hook was registered: kept by the hook, as long-lived as it.
+                registering, bound = owner.bound_containers[name]
+                lifetime, kind = self.container_kind(registering, bound)
+                if lifetime != "local":
+                    return lifetime, kind
+                return "closure", "managed" if registering.removes_hooks else kind
             if owner is unit and name in unit.given_containers:
                 # A container the loop that calls this function made before it: it outlives the call.
                 caller, passed = unit.given_containers[name]
@@ -390,6 +406,8 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         return "dict"
     if isinstance(value, (cst.Set, cst.SetComp)):
         return "set"
+    if isinstance(value, cst.Call) and (made := field_factory(value)) is not None:
+        return _kind(imports, made.body if isinstance(made, cst.Lambda) else cst.Call(made))
     if isinstance(value, cst.Call):
         func = value.func.value if isinstance(value.func, cst.Subscript) else value.func  # defaultdict[str, list](list)
         qualified = imports.qualify(func) or dotted_name(func) or ""

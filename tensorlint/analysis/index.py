@@ -210,6 +210,10 @@ class Unit:
     # For a function a loop over batches calls: parameters given a container that outlives the loop,
     # with the caller and its name for it (`train_step(..., stats)` after `stats = {}`).
     given_containers: dict[str, tuple[Unit, str]] = field(default_factory=dict)
+    # Parameters bound once, where a hook is registered (`partial(save, self.acts)` binds `save`'s,
+    # `make_hook(self.acts)` its factory's): they live as long as the hook. The registering unit
+    # and what it binds.
+    bound_containers: dict[str, tuple[Unit, cst.BaseExpression]] = field(default_factory=dict)
     removes_hooks: bool = False  # calls `handle.remove()`: the hooks it registers do not outlive it
     nodes_by_kind: dict[type, list[Any]] | None = field(default=None, repr=False)  # see `placed`
     # What the unit's own code holds (not nested functions'): the flow pass skips units whose
@@ -402,6 +406,8 @@ class _Indexer:
         for statement in node.body.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
+                    if isinstance(small, cst.AnnAssign | cst.Assign) and small.value is not None:
+                        self._record_field(info, small)
                     if not isinstance(small, cst.Assign):
                         continue  # an annotated field is a dataclass's or pydantic's: copied per instance
                     targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
@@ -409,6 +415,18 @@ class _Indexer:
                         info.forward_names.add(small.value.value)
                     if makes_container(small.value):
                         info.class_containers.update(dict.fromkeys(targets, small.value))
+
+    def _record_field(self, info: ClassInfo, statement: cst.AnnAssign | cst.Assign) -> None:
+        """`outputs: list = field(default_factory=list)`: a container each instance gets, as if its
+        generated `__init__` assigned `self.outputs`."""
+        value = statement.value
+        if not (isinstance(value, cst.Call) and field_factory(value) is not None):
+            return
+        targets = [statement.target] if isinstance(statement, cst.AnnAssign) else [t.target for t in statement.targets]
+        init = Unit(_GENERATED_INIT, self.unit, cls=info, self_name="self", is_method=True)
+        for target in targets:
+            if isinstance(target, cst.Name):
+                info.attribute_values.setdefault(target.value, []).append((value, init))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.class_stack.pop()
@@ -968,6 +986,27 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
             target.given_gradients = gradients and (target.given_gradients or not target.roles)
             target.roles[role] = f"registered with `{registration}`"
             target.skip_params, target.skip_keywords = skip, skip_keywords
+        _bind_registered_arguments(index, call.args[0].value, unit)
+
+
+def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, unit: Unit) -> None:
+    """What a registration binds for the life of the hook: the arguments of `partial(save, acts)`
+    to `save`'s parameters, those of a factory `make_hook(acts)` to the factory's."""
+    if not isinstance(hook, cst.Call) or not hook.args:
+        return
+    if (index.imports.qualify(hook.func) or dotted_name(hook.func)) in ("functools.partial", "partial"):
+        targets = [target for target, _, _ in resolve_callable(index, hook.args[0].value, unit)]
+        bound = cst.Call(hook.args[0].value, hook.args[1:])
+    else:
+        targets = [factory for factory, _, _ in resolve_callable(index, hook.func, unit)]
+        bound = hook
+    for target in targets:
+        if not isinstance(target.node, cst.FunctionDef):
+            continue
+        params = [p.name.value for p in all_params(target.node.params)][1 if target.is_method else 0 :]
+        for position, arg in arguments_by_position(bound, target).items():
+            if position < len(params):
+                target.bound_containers.setdefault(params[position], (unit, arg))
 
 
 def _assign_worker_roles(index: ModuleIndex, call: cst.Call, unit: Unit, in_main_process: set[int]) -> None:
@@ -1161,6 +1200,23 @@ def all_params(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         found.append(params.star_kwarg)
     return found
+
+
+def field_factory(call: cst.Call) -> cst.BaseExpression | None:
+    """What makes a record field's value: `list` in `field(default_factory=list)` (dataclasses,
+    pydantic), `attr.ib(factory=list)`, `attrs.Factory(list)`."""
+    name = callee_name(call)
+    if name in ("field", "Field", "ib", "attrib"):
+        made = argument(call, "default_factory") or argument(call, "factory")
+        default = argument(call, "default")
+        if made is None and isinstance(default, cst.Call):
+            return field_factory(default)
+        return made
+    return argument(call, "factory", 0) if name == "Factory" else None
+
+
+# The `__init__` that a dataclass (or attrs, pydantic) generates: where its fields are assigned.
+_GENERATED_INIT = cst.FunctionDef(cst.Name("__init__"), cst.Parameters(), cst.IndentedBlock([]))
 
 
 def makes_container(value: cst.BaseExpression) -> bool:
