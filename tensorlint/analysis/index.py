@@ -162,6 +162,7 @@ class ClassInfo:
     # self.x = value, anywhere in the class, with the unit the assignment is in
     attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
     managed: set[str] = field(default_factory=set)  # containers reset, cleared or popped outside __init__
+    managed_in: dict[str, list[Unit]] = field(default_factory=dict)  # where each of those is reset
     module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
     frozen_attributes: set[str] = field(default_factory=set)  # self.x.requires_grad_(False) somewhere
     is_module: bool = False
@@ -562,11 +563,13 @@ class _Indexer:
             method = self.unit.method_unit()
             if method is not None and method.name != "__init__" and resets_container(value, target):
                 cls.managed.add(attribute)
+                cls.managed_in.setdefault(attribute, []).append(method)
 
     def _manage(self, container: cst.BaseExpression) -> None:
         attribute = self_attribute(self.unit, container)
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
+            self.unit.cls.managed_in.setdefault(attribute, []).append(self.unit.method_unit() or self.unit)
         elif isinstance(container, cst.Attribute):
             self.foreign_managed.add(container.attr.value)  # a parent empties its child's list
         elif isinstance(container, cst.Name):
@@ -764,6 +767,34 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
                 name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
                 callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
                 todo.append(callee)
+
+
+def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
+    """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
+    that only `__init__` calls, directly or through each other (`reset_parameters()` calling
+    `reset_running_stats()`). Such a reset bounds nothing that `forward` adds later."""
+    classes = lineage(index.classes, cls)
+    resets = [unit for c in classes for unit in c.managed_in.get(attribute, [])]
+    if attribute in index.foreign_managed or not resets:
+        return False
+    callers: dict[int, list[Unit]] = {}
+    for c in classes:
+        for method in c.methods.values():
+            caller = index.method_units[id(method)]
+            for _, callee in _callees(index, caller):
+                callers.setdefault(id(callee), []).append(caller)
+    built: dict[int, bool] = {}
+
+    def only_at_build(unit: Unit) -> bool:
+        if unit.name == "__init__":
+            return True
+        if id(unit) not in built:
+            built[id(unit)] = False  # a cycle of methods proves nothing
+            found = callers.get(id(unit), [])
+            built[id(unit)] = bool(found) and all(only_at_build(caller) for caller in found)
+        return built[id(unit)]
+
+    return all(only_at_build(unit) for unit in resets)
 
 
 def run_once_calls(caller: Unit) -> set[int]:

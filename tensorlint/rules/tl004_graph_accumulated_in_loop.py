@@ -26,6 +26,7 @@ from tensorlint.analysis import (
     names_in,
     names_reaching,
     own_nodes,
+    reset_only_while_built,
     retain_graph_flag,
     root_name,
     string_value,
@@ -345,7 +346,7 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
             return None  # a bounded container, or one emptied in the call
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
         return None  # reset every call, or summed and backpropagated in the step
-    if role is not Role.STEP and kind == "managed":
+    if role is not Role.STEP and kind == "managed" and not _reset_only_while_built(facts, event.unit, root):
         return None  # forward's caller resets it (`model.aux_loss = 0` after each step): not visible here
     calls = event.unit.roles[role] if role is not Role.MODULE_HOOK else f"a hook {event.unit.roles[role]}"
     if _trains(facts, event.unit, event.unit.node, 0, BACKWARD_CALLS):
@@ -360,6 +361,14 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
         return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; pass `.item()` or `.detach()`"
     advice = "accumulate `.item()` or `.detach()`, or update it under `torch.no_grad()`"
     return f"`{root}` accumulates autograd history across calls of {calls}: {effect}; {advice}"
+
+
+def _reset_only_while_built(facts: Facts, unit: Unit, root: str) -> bool:
+    """`self.running_var` reset only by `reset_running_stats()`, which `__init__` calls."""
+    owner, _, attribute = root.partition(".")
+    if unit.cls is None or owner != unit.self_name or "." in attribute:
+        return False
+    return reset_only_while_built(facts.index, unit.cls, attribute)
 
 
 def _fix(facts: Facts, event: Accumulation | Store, root: str) -> NodeFix | None:
