@@ -46,6 +46,7 @@ from tensorlint.analysis.index import (
     build_index,
     constructor_arguments,
     lineage,
+    overrides,
     placed,
     resets_container,
     self_attribute,
@@ -234,6 +235,18 @@ class _Walker:
         if callee is None:
             return None
         facts, target = callee
+        joined: tuple[Value, ...] | None = None
+        # An abstract method runs one of its overrides: what any of them gives.
+        for each in overrides(facts.index, target) or [target]:
+            results = self._summarized_by(facts, each, call, args, elements=elements)
+            if results is None or (joined is not None and len(joined) != len(results)):
+                return None
+            joined = results if joined is None else tuple(a.join(b) for a, b in zip(joined, results, strict=True))
+        return joined
+
+    def _summarized_by(
+        self, facts: Facts, target: Unit, call: cst.Call, args: list[Value], *, elements: bool
+    ) -> tuple[Value, ...] | None:
         summary = summary_of(facts, target)
         given_graph = summary.elements_given_graph if elements else (summary.returns_given_graph,)
         plain = summary.elements_plain if elements else (summary.returns_plain,)
@@ -1103,7 +1116,11 @@ class _Walker:
             callee = self._callee_unit(call)
             if callee is not None:
                 self._helper_effects(call, *callee)
-        elif any(value.tensor for value in given) and (known := self._callee_unit(call, read_modules=False)):
+        elif any(value.tensor or value.module for value in given) and (
+            known := self._callee_unit(call, read_modules=False)
+        ):
+            # Tensors, or a network to make them with (`keep(outputs, model, batch)`): what the
+            # file's own helper makes of them.
             self._helper_effects(call, *known)
         elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
             # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`);

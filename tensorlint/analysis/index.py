@@ -769,6 +769,40 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
                 todo.append(callee)
 
 
+def overrides(index: ModuleIndex, method: Unit) -> list[Unit]:
+    """The methods of this module's subclasses that override `method`, when it is abstract (only a
+    docstring and `raise NotImplementedError`, `pass` or `...`): one of them runs instead."""
+    cls, node = method.cls, method.node
+    if not method.is_method or cls is None or not isinstance(node, cst.FunctionDef) or not _is_abstract(node):
+        return []
+    name = node.name.value
+    return [
+        index.method_units[id(sub.methods[name])]
+        for sub in index.classes.values()
+        if sub is not cls and name in sub.methods and cls in lineage(index.classes, sub)
+    ]
+
+
+def _is_abstract(node: cst.FunctionDef) -> bool:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return False
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            value = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(small, cst.Pass) or isinstance(
+                value, cst.Ellipsis | cst.SimpleString | cst.ConcatenatedString
+            ):
+                continue
+            if isinstance(small, cst.Raise) and small.exc is not None:
+                raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+                if dotted_name(raised) == "NotImplementedError":
+                    continue
+            return False
+    return True
+
+
 def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
     """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
     that only `__init__` calls, directly or through each other (`reset_parameters()` calling
