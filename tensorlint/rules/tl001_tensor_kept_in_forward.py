@@ -28,8 +28,11 @@ class TensorKeptInForward(Rule):
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
-    attribute holds), module-level and enclosing-function lists and dicts, and a list on another
-    object that a hook appends to (`module.outputs.append(output)` after `layer.outputs = []`).
+    attribute holds; a dataclass or attrs field made by `field(default_factory=list)` included),
+    module-level and enclosing-function lists and dicts, a list on another object that a hook
+    appends to (`module.outputs.append(output)` after `layer.outputs = []`), and what a hook's
+    registration binds for the hook's life: the arguments of `partial(save, self.outputs)`, the
+    parameters of the factory that made it (`make_probe(name, self.events)`).
     A per-step method that keeps a value with its autograd graph is reported even when the
     container is cleared at epoch end: it holds every step's graph until then. So is a
     LightningModule's `training_step` that returns an entry besides `loss` with its graph

@@ -77,7 +77,8 @@ class GraphAccumulatedInLoop(Rule):
     the loop's iterations. The framework's loop over
     batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
-    input into and nothing resets (`self.running_mean.mul_(m).add_(mean)`,
+    input into and nothing resets while training runs (a `reset_running_stats()` that only
+    `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`,
     `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`), and buffers that it writes
     in place with a live value (`self.queue[ptr] = k`, `self.center.copy_(h.mean(0))`,
     `index_copy_`, `scatter_`, `fill_`): autograd records an in-place write on the buffer,
