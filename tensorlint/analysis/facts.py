@@ -249,8 +249,8 @@ class Facts:
                 if name in self.index.module_unit.managed_globals:
                     return "global", "managed"
                 return "global", _kind_of(self.imports, self.index.module_unit.bindings.get(name, []))
-            if name in owner.bound_containers and name in {p.name.value for p in unit_params(owner)}:
-                # Bound when a hook was registered: kept by the hook, as long-lived as it.
+            if name in owner.bound_containers:
+                # A parameter bound when a hook was registered: kept by the hook, as long-lived as it.
                 registering, bound = owner.bound_containers[name]
                 lifetime, kind = self.container_kind(registering, bound)
                 if lifetime != "local":
