@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tensorlint.analysis import analyze
+from tensorlint.analysis.from_ast import build_module
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
 from tensorlint.findings import Edit, Finding, Fix, Location
@@ -31,6 +32,14 @@ from tensorlint.source import (
 from tensorlint.text import split_lines
 
 _PROJECT = Project()  # the modules that imports resolve to, analysed once per process
+
+
+def _built_or_parsed(source: str) -> cst.Module:
+    return build_module(source) or parse_module(source)
+
+
+# The same, for the first analysis of each file: on trees built from `ast` (see `_finds_nothing`).
+_FIRST_PROJECT = Project(parse=_built_or_parsed)
 
 __all__ = ["lint_file", "lint_notebook", "lint_source", "read_source", "read_source_and_encoding"]
 
@@ -75,12 +84,14 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     )
     if not running:
         return [], True
-    rules = [rule() for rule in all_rules() if rule.code in running]
     too_deep = nesting_problem(source)
     if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
         row, reason = too_deep
         where = Location(row, 1)
         return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
+    if project is None and _finds_nothing(source, path, running):
+        return [], True
+    rules = [rule() for rule in all_rules() if rule.code in running]
     project = (project or _PROJECT) if path else None
     try:
         module = (project.parsed(path, source) if project and path else None) or parse_module(source)
@@ -98,6 +109,31 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
     return sorted(set(located_findings), key=lambda f: f.sort_key), True
+
+
+def _finds_nothing(source: str, path: Path | None, codes: Collection[str]) -> bool:
+    """Whether the file gives no finding, analysed on a tree built from Python's own parser.
+
+    Most files give none, and LibCST's parser costs about seven times Python's: a file is parsed
+    by LibCST, and analysed again on that tree, only when this first analysis finds something
+    (positions, fixes and the code that messages quote come from LibCST's tree of the text).
+    The built tree has the nodes of LibCST's own (`analysis/from_ast.py`), so the first analysis
+    finds what the second would: tests/test_from_ast.py and bench/screen.py check it. An editor,
+    which passes its own `project`, always parses with LibCST.
+    """
+    module = build_module(source)
+    if module is None:
+        return False
+    project = _FIRST_PROJECT if path else None
+    try:
+        facts = analyze(module, path=path, project=project)
+        found = any(True for rule in all_rules() if rule.code in codes for _ in rule().check(facts))
+        facts.index.release()
+        if project is not None:
+            project.release_dropped()
+    except RecursionError:
+        return False
+    return not found
 
 
 def _project_file(filename: str) -> Path | None:
@@ -192,8 +228,10 @@ def lint_notebook(
 def lint_file_and_dependencies(path: Path, *, codes: Collection[str] | None = None) -> tuple[list[Finding], list[Path]]:
     """A file's findings, and the other files of the project that its imports resolved to."""
     _PROJECT.loaded.clear()
+    _FIRST_PROJECT.loaded.clear()
     findings = lint_file(path, codes=codes)
-    return findings, sorted(_PROJECT.loaded - {Path(os.path.realpath(path))})  # realpath: a link loop never raises
+    loaded = _PROJECT.loaded | _FIRST_PROJECT.loaded
+    return findings, sorted(loaded - {Path(os.path.realpath(path))})  # realpath: a link loop never raises
 
 
 def lint_file(path: Path, *, codes: Collection[str] | None = None, apply_noqa: bool = True) -> list[Finding]:

@@ -75,6 +75,7 @@ def test_test_code_is_not_parsed_when_no_rule_that_runs_there_could_report(monke
         raise AssertionError("parsed")
 
     monkeypatch.setattr(engine, "parse_module", parse)
+    monkeypatch.setattr(engine, "build_module", parse)
     assert engine.lint_source(TEST_MODULE, "tests/test_training.py") == []
     with pytest.raises(AssertionError, match="parsed"):
         engine.lint_source(TEST_MODULE, "training.py")

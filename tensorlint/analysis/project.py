@@ -42,7 +42,7 @@ class Resolved:
 class Project:
     """Resolves imported names to the analysed modules that define them."""
 
-    def __init__(self, capacity_bytes: int = 8 << 20) -> None:
+    def __init__(self, capacity_bytes: int = 8 << 20, parse: Callable[[str], cst.Module] = parse_module) -> None:
         # The most recently used modules, up to this much source text: a run over a large tree
         # must not keep every imported module's tree in memory, and a tree's memory follows its
         # text (counting modules instead kept too few small ones and too many large ones).
@@ -50,6 +50,7 @@ class Project:
         self._sizes: dict[Path, int] = {}
         self._texts: dict[Path, str] = {}  # the text each kept module was parsed from
         self.capacity_bytes = capacity_bytes
+        self.parse = parse  # how the modules that imports resolve to are parsed
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
         self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates, resolved
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
@@ -170,7 +171,7 @@ def _analyze(path: Path, size: int, project: Project, analyze: Analyzer) -> tupl
         return None
     try:
         source = read_source(path)
-        module = parse_module(source)
+        module = project.parse(source)
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
     return analyze(module, path, project), source
