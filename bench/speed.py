@@ -1,13 +1,14 @@
 """Time tensorlint against ruff, flake8 and TorchFix on the real-world corpus, in one run.
 
-    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--dest DIR]
+    python bench/speed.py [--runs 3] [--torchfix-runs 1] [--sample K] [--packages NAME ...] [--dest DIR]
     python bench/speed.py --precommit [--runs 5] [--dest DIR]
 
 Every tool checks the same files with its default rules and its default parallelism (all
 cores): the corpus fetched by bench/corpus.py (`DIR/corpus`), or with `--sample K` every K-th
 file of it, checked in place (imports resolve to the files around them, as in a real tree), for
 machines where TorchFix on everything takes too long; with `--copy`, a copy of that sample
-(`DIR/sample-K`), where each file is checked alone. ruff and flake8 live in one virtualenv,
+(`DIR/sample-K`), where each file is checked alone; with `--packages`, each named package of
+the corpus as its own tree, one table each (issue 17's targets are per package). ruff and flake8 live in one virtualenv,
 TorchFix in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use.
 Each timing is the median of several runs of the whole command, wall clock and CPU time (user +
 system, workers included: steadier than wall time on a shared machine); peak memory is the
@@ -298,6 +299,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1, metavar="K", help="time every K-th file only")
     parser.add_argument("--copy", action="store_true", help="check a copy of the sample: no imports resolve")
     parser.add_argument("--precommit", action="store_true", help="the pre-commit shape: few files, many runs")
+    parser.add_argument("--packages", nargs="*", metavar="NAME", help="time these folders of the corpus one by one")
     options = parser.parse_args()
     corpus = fetch(options.dest)
     # An installed tensorlint has its bytecode; a checkout has it only where Python could write it
@@ -307,6 +309,14 @@ def main() -> None:
         precommit(corpus, options.dest, options.runs or 5)
         return
     options.runs = options.runs or 3
+    if options.packages:
+        for name in options.packages:
+            load_before = os.getloadavg()
+            results = run_all(corpus / name, ["."], options.dest, options.runs, options.torchfix_runs)
+            print(f"{time.strftime('%Y-%m-%d')}, {machine()}, {name}: {results[0].files} files")
+            print(f"load average (1, 5, 15 min) before: {load_before}, after: {os.getloadavg()}\n")
+            print(markdown(results), flush=True)
+        return
     every = max(options.sample, 1)
     if options.copy:
         corpus, every = copied_sample(corpus, every), 1

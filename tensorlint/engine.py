@@ -121,10 +121,10 @@ def _finds_nothing(source: str, path: Path | None, codes: Collection[str]) -> bo
     finds what the second would: tests/test_from_ast.py and bench/screen.py check it. An editor,
     which passes its own `project`, always parses with LibCST.
     """
-    module = build_module(source)
+    project = _FIRST_PROJECT if path else None
+    module = (project.parsed(path, source) if project and path else None) or build_module(source)
     if module is None:
         return False
-    project = _FIRST_PROJECT if path else None
     try:
         facts = analyze(module, path=path, project=project)
         found = any(True for rule in all_rules() if rule.code in codes for _ in rule().check(facts))
