@@ -160,7 +160,11 @@ def is_literal(expr: cst.BaseExpression) -> bool:
 def string_value(expr: cst.BaseExpression) -> str | None:
     """The text of a plain string literal, or the literal head of an f-string."""
     if isinstance(expr, cst.SimpleString):
-        try:
+        text = expr.value
+        if "\\" not in text and text[0] in "'\"":  # no prefix, no escape: the text between the quotes
+            quotes = 3 if text[:3] in ('"""', "'''") and len(text) >= 6 else 1
+            return text[quotes:-quotes]
+        try:  # `evaluated_value` parses the literal with Python's parser: slow, and asked often
             value = expr.evaluated_value
         except Exception:
             return None
