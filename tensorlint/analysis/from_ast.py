@@ -47,14 +47,13 @@ def _constructor(kind: type) -> Callable[..., Any]:
             defaults[field.name] = field.default
         elif field.default_factory is not dataclasses.MISSING:
             defaults[field.name] = field.default_factory()
-        if field.name in defaults:
-            parameters.append(f"{field.name}=_d_{field.name}")
-        else:
-            parameters.insert(sum(1 for p in parameters if "=" not in p), field.name)
+        parameters.append(f"{field.name}=_d_{field.name}" if field.name in defaults else field.name)
         body.append(f" _set(node, {field.name!r}, {field.name})")
     namespace: dict[str, object] = {f"_d_{name}": value for name, value in defaults.items()}
     namespace.update(_set=_SET, _new=_NEW, _kind=kind)
-    source = f"def make({', '.join(parameters)}):\n node = _new(_kind)\n" + "\n".join(body) + "\n return node\n"
+    # Keyword-only parameters: required ones may follow those with defaults, in field order.
+    signature = f"*, {', '.join(parameters)}" if parameters else ""
+    source = f"def make({signature}):\n node = _new(_kind)\n" + "\n".join(body) + "\n return node\n"
     exec(source, namespace)  # the text above, made from the dataclass's own fields
     return namespace["make"]  # type: ignore[return-value]
 
