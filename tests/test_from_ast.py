@@ -44,7 +44,9 @@ def differences(built: object, parsed: object, path: str = "") -> list[str]:
     if isinstance(built, list | tuple) and isinstance(parsed, list | tuple):
         if len(built) != len(parsed):
             return [f"{path}: {len(built)} items, LibCST {len(parsed)}"]
-        return [d for i, (a, b) in enumerate(zip(built, parsed, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
+        return [
+            d for i, (a, b) in enumerate(zip(built, parsed, strict=True)) for d in differences(a, b, f"{path}[{i}]")
+        ]
     if type(built) is not type(parsed):
         return [f"{path}: {type(built).__name__}, LibCST {type(parsed).__name__}"]
     if isinstance(built, _NUMBERS):
