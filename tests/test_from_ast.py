@@ -185,3 +185,9 @@ def test_only_a_file_with_a_finding_is_parsed_by_libcst(monkeypatch: pytest.Monk
     assert engine.lint_source(NET.format(statement="self.seen = [x.shape]"), "net.py") == []
     with pytest.raises(AssertionError, match="parsed by LibCST"):
         engine.lint_source(NET.format(statement="self.seen.append(x.relu())"), "net.py")
+
+
+def test_a_file_that_is_not_built_is_analysed_on_libcst_tree() -> None:
+    leaky = NET.format(statement="self.seen.append(x.relu())") + "\nmatch Net():\n    case _:\n        pass\n"
+    assert build_module(leaky) is None
+    assert [(f.code, f.location.row) for f in engine.lint_source(leaky, "net.py")] == [("TL001", 9)]
