@@ -288,7 +288,7 @@ class _Builder:
             raise Unsupported("type parameters")
         return _N.FunctionDef(
             name=_N.Name(value=node.name),
-            params=self._parameters(node.args, annotated=True),
+            params=self._parameters(node.args),
             body=self._block(node.body),
             decorators=self._decorators(node.decorator_list),
             returns=_N.Annotation(annotation=self.expression(node.returns)) if node.returns else None,
@@ -306,12 +306,12 @@ class _Builder:
             decorators=self._decorators(node.decorator_list),
         )
 
-    def _parameters(self, node: ast.arguments, *, annotated: bool) -> cst.Parameters:
+    def _parameters(self, node: ast.arguments) -> cst.Parameters:
         def param(arg: ast.arg, default: ast.expr | None = None, star: str = "") -> cst.Param:
             annotation = _N.Annotation(annotation=self.expression(arg.annotation)) if arg.annotation else None
             return _N.Param(
                 name=_N.Name(value=arg.arg),
-                annotation=annotation if annotated else None,
+                annotation=annotation,
                 default=self.expression(default) if default is not None else None,
                 star=star,
             )
@@ -507,7 +507,7 @@ class _Builder:
         return _N.StarredElement(value=self.expression(node.value))
 
     def _lambda(self, node: ast.Lambda) -> cst.Lambda:
-        return _N.Lambda(params=self._parameters(node.args, annotated=False), body=self.expression(node.body))
+        return _N.Lambda(params=self._parameters(node.args), body=self.expression(node.body))
 
     def _if_expression(self, node: ast.IfExp) -> cst.IfExp:
         return _N.IfExp(
