@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tensorlint.engine import lint_file
 
 HELPERS = """\
@@ -94,6 +96,52 @@ def test_names_a_star_import_binds_resolve_in_that_module(tmp_path: Path) -> Non
     train = _project(tmp_path, ".utils", "pkg/utils.py")
     train.write_text(train.read_text(encoding="utf-8").replace("import AverageMeter, FloatMeter, record", "import *"))
     assert [(row, code) for row, code, _ in _found(train)] == [(14, "TL004"), (16, "TL004")]
+
+
+STAR_MODEL = """\
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return x
+"""
+
+STAR_TRAIN = """\
+import torch
+from model import *
+
+
+def train(net, loader, epochs):
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    criterion = nn.NLLLoss()
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            docs = []
+            for sample in x:
+                sentences = []
+                for vector in sample:
+                    sentences.append({wrapped}(vector))
+                docs.append(pack_sequence(sentences))
+            loss = criterion(net(docs), Variable(y))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("wrapped", "expected"), [("Variable", []), ("Encoder()", [(14, "TL004")])])
+def test_a_star_import_binds_what_the_module_imports_from_torch(
+    tmp_path: Path, wrapped: str, expected: list[tuple[int, str]]
+) -> None:
+    """`Variable` from `from model import *` is torch's (model.py imports it from torch.autograd):
+    it wraps a data tensor and records nothing. A network the module defines still runs one."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "model.py").write_text(STAR_MODEL, encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text(STAR_TRAIN.format(wrapped=wrapped), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == expected
 
 
 DECODER_LOOP = """\

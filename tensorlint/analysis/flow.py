@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import cast
 
@@ -1954,7 +1955,9 @@ def analyze(
     A module read only for its summaries (an import of the checked file) walks its body alone:
     each function is walked when a call first asks for its summary.
     """
-    facts = Facts(build_index(module, keep_places=not only_module_body), path=path, project=project)
+    star_origins = partial(project.star_bindings, path) if project is not None and path is not None else None
+    index = build_index(module, keep_places=not only_module_body, star_origins=star_origins)
+    facts = Facts(index, path=path, project=project)
     if only_module_body:
         _Walker(facts, facts.index.module_unit).run()
         return facts

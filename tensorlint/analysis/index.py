@@ -695,12 +695,19 @@ def _handlers(kind: type) -> tuple[_Handler | None, _Handler | None]:
     return found
 
 
-def build_index(module: cst.Module, *, keep_places: bool = True) -> ModuleIndex:
+def build_index(
+    module: cst.Module, *, keep_places: bool = True, star_origins: Callable[[str], dict[str, str]] | None = None
+) -> ModuleIndex:
     """The module's index; with `keep_places`, each function's own nodes by class, with their
     places (`placed`), which the rules ask of every function (a module read only for the
-    summaries of a few functions places those when asked)."""
+    summaries of a few functions places those when asked). `star_origins` names what a
+    `from module import *` of the project binds from outside it (`Project.star_bindings`)."""
     indexer = _Indexer(module, keep_places=keep_places)
     indexer.run(module)
+    if star_origins is not None:  # before the passes below read the imports
+        for star in indexer.imports.starred:
+            for local, origin in star_origins(star).items():
+                indexer.imports.aliases.setdefault(local, origin)
     index = ModuleIndex(
         imports=indexer.imports,
         module_unit=indexer.module_unit,

@@ -85,6 +85,21 @@ class Project:
                         return found
         return None
 
+    def star_bindings(self, importer: Path, module_name: str) -> dict[str, str]:
+        """What `from module_name import *` binds that the module imports from outside the
+        project (`from torch.autograd import Variable` there: `Variable` is torch's): local name
+        to qualified origin. Names the module defines are resolved to it by `resolve`."""
+        key = (importer, module_name)
+        if key not in self._found:
+            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
+        bound: dict[str, str] = {}
+        for path in self._found[key][:1]:
+            self.loaded.add(path)
+            for module, exported, local in self._re_exported(path):
+                if exported != "*" and not module.startswith(".") and not _candidates(path, module):
+                    bound.setdefault(local, f"{module}.{exported}")
+        return bound
+
     def _re_exported(self, path: Path) -> list[tuple[str, str, str]]:
         """The file's `from module import name [as local]` statements, `*` included (a text scan)."""
         found = self._re_exports.get(path)
