@@ -65,11 +65,7 @@ class Project:
         module_name, _, name = origin.rpartition(".")
         if not module_name or not name:
             return None
-        key = (importer, module_name)
-        if key not in self._found:  # a module imports the same names many times over
-            # Resolved once here: resolving costs system calls, and a module is imported again and again.
-            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
-        for path in self._found[key]:
+        for path in self._files(importer, module_name):
             self.loaded.add(path)  # the result depends on this file, found there or not
             if name in self._defined_names(path):
                 facts = self._analyzed(path, analyze)
@@ -85,15 +81,20 @@ class Project:
                         return found
         return None
 
+    def _files(self, importer: Path, module_name: str) -> list[Path]:
+        """The files `module_name` may mean for `importer`, resolved once: resolving costs system
+        calls, and a module imports the same names again and again."""
+        key = (importer, module_name)
+        if key not in self._found:
+            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
+        return self._found[key]
+
     def star_bindings(self, importer: Path, module_name: str) -> dict[str, str]:
         """What `from module_name import *` binds that the module imports from outside the
         project (`from torch.autograd import Variable` there: `Variable` is torch's): local name
         to qualified origin. Names the module defines are resolved to it by `resolve`."""
-        key = (importer, module_name)
-        if key not in self._found:
-            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
         bound: dict[str, str] = {}
-        for path in self._found[key][:1]:
+        for path in self._files(importer, module_name)[:1]:
             self.loaded.add(path)
             for module, exported, local in self._re_exported(path):
                 if exported != "*" and not module.startswith(".") and not _candidates(path, module):
