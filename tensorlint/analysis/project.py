@@ -97,7 +97,7 @@ class Project:
         for path in self._files(importer, module_name)[:1]:
             self.loaded.add(path)
             for module, exported, local in self._re_exported(path):
-                if exported != "*" and not module.startswith(".") and not _candidates(path, module):
+                if exported != "*" and not module.startswith(".") and not self._files(path, module):
                     bound.setdefault(local, f"{module}.{exported}")
         return bound
 
