@@ -102,7 +102,9 @@ _OPERATORS: dict[type, str] = {
 }
 # Operators carry only whitespace: one node of each serves the whole tree.
 _OPERATOR = {kind: getattr(_N, name)() for kind, name in _OPERATORS.items()}
-_AUGMENTED = {kind: getattr(_N, name + "Assign")() for kind, name in _OPERATORS.items() if name + "Assign" in dir(cst)}
+_AUGMENTED = {
+    kind: getattr(_N, name + "Assign")() for kind, name in _OPERATORS.items() if hasattr(cst, name + "Assign")
+}
 _ASYNC = _N.Asynchronous()
 _SIMPLE = (
     ast.Expr,
@@ -203,18 +205,21 @@ class _Builder:
         built: list[cst.BaseStatement] = []
         line: list[cst.BaseSmallStatement] | None = None
         for node in nodes:
-            make = self._statements.get(type(node))
-            if make is None:
-                raise Unsupported(type(node).__name__)
             if not isinstance(node, _SIMPLE):
-                built.append(make(node))
+                built.append(self._statement(node))
                 line = None
             elif line is not None and self._follows_on_its_line(node):
-                line.append(make(node))
+                line.append(self._statement(node))
             else:
-                line = [make(node)]
+                line = [self._statement(node)]
                 built.append(_N.SimpleStatementLine(body=line))
         return built
+
+    def _statement(self, node: ast.stmt) -> Any:
+        make = self._statements.get(type(node))
+        if make is None:  # `match`, `type X = ...`
+            raise Unsupported(type(node).__name__)
+        return make(node)
 
     def _follows_on_its_line(self, node: ast.stmt) -> bool:
         """Whether code precedes the statement on its line (a `;` or a compound statement's `:`)."""
@@ -222,7 +227,7 @@ class _Builder:
 
     def _block(self, nodes: Sequence[ast.stmt]) -> cst.BaseSuite:
         if isinstance(nodes[0], _SIMPLE) and self._follows_on_its_line(nodes[0]):  # `if x: return`
-            return _N.SimpleStatementSuite(body=[self._statements[type(node)](node) for node in nodes])
+            return _N.SimpleStatementSuite(body=[self._statement(node) for node in nodes])
         return _N.IndentedBlock(body=self.statements(nodes))
 
     def _else(self, nodes: Sequence[ast.stmt]) -> cst.Else | None:
