@@ -10,7 +10,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tensorlint.analysis import analyze
+from tensorlint.analysis import Facts, analyze
 from tensorlint.analysis.from_ast import build_module
 from tensorlint.analysis.parse import gc_paused, parse_module
 from tensorlint.analysis.project import Project
@@ -103,9 +103,7 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
         facts = analyze(module, path=path, project=project)
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
         located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
-        facts.index.release()  # the tree is freed on return, by reference counting
-        if facts.project is not None:
-            facts.project.release_dropped()
+        _release(facts)
     except RecursionError:
         return [_unparsable(filename, "file too deeply nested to analyse")], False
     return sorted(set(located_findings), key=lambda f: f.sort_key), True
@@ -128,12 +126,18 @@ def _finds_nothing(source: str, path: Path | None, codes: Collection[str]) -> bo
     try:
         facts = analyze(module, path=path, project=project)
         found = any(True for rule in all_rules() if rule.code in codes for _ in rule().check(facts))
-        facts.index.release()
-        if project is not None:
-            project.release_dropped()
+        _release(facts)
     except Exception:  # the analysis on LibCST's own tree decides: it reports or raises as it always did
         return False
     return not found
+
+
+def _release(facts: Facts) -> None:
+    """The tree is freed on return, by reference counting; so are the imported modules dropped
+    while the file was checked."""
+    facts.index.release()
+    if facts.project is not None:
+        facts.project.release_dropped()
 
 
 def _project_file(filename: str) -> Path | None:
