@@ -253,3 +253,24 @@ def test_a_module_checked_after_a_file_that_imports_it_reuses_its_tree_with_the_
     shared = lint_source(text, str(helpers), project=project)
     assert shared == lint_source(text, str(helpers), project=Project())
     assert [f.code for f in shared] == ["TL004"]
+
+
+@pytest.mark.parametrize(("base", "expected"), [("nn.Module", [(9, "TL004")]), ("object", [])])
+def test_a_parameter_annotated_with_a_class_whose_base_module_is_imported_holds_a_network(
+    tmp_path: Path, base: str, expected: list[tuple[int, str]]
+) -> None:
+    # `model: Wrapper`, where `Wrapper(Loadable)` and `Loadable(nn.Module)` live in two further
+    # modules: calling it runs a network (an evaluation loop without no_grad keeps each graph);
+    # with a plain base it is some other callable, and nothing is known of what it returns.
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "base.py").write_text(f"from torch import nn\n\n\nclass Loadable({base}):\n    pass\n")
+    (tmp_path / "wrapper.py").write_text(
+        "from base import Loadable\n\n\nclass Wrapper(Loadable):\n    def load(self, path):\n        pass\n"
+    )
+    main = tmp_path / "evaluate.py"
+    main.write_text(
+        "import torch\n\nfrom wrapper import Wrapper\n\n\n"
+        "def evaluate(runner: Wrapper, loader):\n    scores = []\n    for x in loader:\n"
+        "        scores.append(runner(x))\n    return scores\n"
+    )
+    assert [(f.location.row, f.code) for f in lint_file(main)] == expected

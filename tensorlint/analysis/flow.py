@@ -72,6 +72,7 @@ from tensorlint.analysis.syntax import (
     calls_under_no_grad,
     carried_names,
     concatenated_operand,
+    element_class,
     free_names,
     hands_over_data,
     hook_registration,
@@ -211,7 +212,10 @@ class _Walker:
                 return None
             name = self.imports.origin(name) or name  # the class of another module, by its origin
             self.facts.imported_classes[name] = (imported[0], cls)
-        instance = Value(module=cls.is_module, instance=name)
+            is_module = _module_class_across(imported[0], cls)
+        else:
+            is_module = cls.is_module
+        instance = Value(module=is_module, instance=name)
         if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs
             carried = _join_values(args)
             instance = replace(
@@ -446,8 +450,8 @@ class _Walker:
             elif "Module" in words or any(self.is_local_module_class(w) for w in words):
                 annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
-            elif (annotated := single_class(words)) in self.index.classes:
-                value = Value(instance=annotated)  # `meter: ErrorMeter`: an instance of the file's class
+            elif (annotated := single_class(words)) and (instance := self.local_instance(annotated, [])):
+                value = instance  # `meter: ErrorMeter`, `model: Net`: an instance of the project's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
@@ -567,7 +571,14 @@ class _Walker:
             self._effects(statement.iter)
             iterated = evaluate(statement.iter, self)
             submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
-            item = Value(tensor=iterated.tensor, graph=iterated.graph, module=submodules)
+            instance = None if iterated.tensor else self._item_class(statement.iter)
+            item = Value(
+                tensor=iterated.tensor,
+                graph=iterated.graph,
+                module=submodules,
+                instance=instance,
+                sources=iterated.sources,  # `for v in given.values()`: each item carries the argument's graph
+            )
             target: cst.BaseExpression = statement.target
             if isinstance(target, cst.Tuple) and len(target.elements) == 2 and _calls(statement.iter, "items"):
                 self._bind(target.elements[0].value, UNKNOWN)  # `for name, t in d.items()`: a key, not a tensor
@@ -586,6 +597,23 @@ class _Walker:
         self.fresh &= fresh  # the body may not run
         if statement.orelse is not None:
             self._block(statement.orelse.body)
+
+    def _item_class(self, iterated: cst.BaseExpression) -> str | None:
+        """The class of the items of `callbacks` in `for cb in callbacks`, by its annotation
+        (`callbacks: list[Callback]`, a parameter or a local), or of `self.callbacks` set from
+        such a parameter: each item's methods run in the loop."""
+        if isinstance(iterated, cst.Name):
+            return _annotated_item_class(self.unit, iterated.value)
+        attribute = self_attribute(self.unit, iterated)
+        if attribute is None or self.unit.cls is None:
+            return None
+        found = {
+            _annotated_item_class(unit, value.value)
+            for cls in lineage(self.index.classes, self.unit.cls)
+            for value, unit in cls.attribute_values.get(attribute, [])
+            if isinstance(value, cst.Name)
+        }
+        return found.pop() if len(found) == 1 else None
 
     def _with(self, statement: cst.With) -> None:
         saved = self.grad_enabled
@@ -1174,6 +1202,11 @@ class _Walker:
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit, report_at: cst.CSTNode | None = None) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
         at the call, or at `report_at` for a call the syntax implies, as `d[k] = v` does)."""
+        implementations = overrides(facts.index, target)
+        if implementations:  # an abstract method runs one of its overrides: what each does happens here
+            for each in implementations:
+                self._helper_effects(call, facts, each, report_at)
+            return
         node = report_at or call
         judged_there = target.call_sites and target.roles and self.arguments is None and not target.called_per_batch
         if judged_there and not any(evaluate(arg.value, self).exception for arg in call.args):
@@ -1492,8 +1525,8 @@ class _Walker:
 
     def _computed_iterable(self, iterable: cst.BaseExpression) -> bool:
         value = evaluate(iterable, self)
-        if value.module or value.tensor:
-            return True
+        if value.module or value.tensor or self._item_class(iterable) is not None:
+            return True  # layers, tensors, or objects of a class the code shows (callbacks, meters)
         if isinstance(iterable, cst.Call):
             name = callee_name(iterable)
             if name in ("range", "children", "modules", "named_children", "named_modules", "parameters",
@@ -1677,6 +1710,18 @@ def _join_values(values: Sequence[Value]) -> Value:
     return joined
 
 
+def _annotated_item_class(unit: Unit, name: str) -> str | None:
+    node = unit.node
+    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
+    annotated: list[cst.Param | cst.AnnAssign] = [p for p in params if p.name.value == name]
+    annotated += [
+        statement
+        for statement, _ in placed(unit, cst.AnnAssign)
+        if isinstance(statement.target, cst.Name) and statement.target.value == name
+    ]
+    return element_class(annotation_words(annotated[0])) if len(annotated) == 1 else None
+
+
 def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if words:
         return any(w.endswith("Tensor") for w in words)
@@ -1792,6 +1837,9 @@ class _Substitution(cst.CSTTransformer):
         return self.given.get(original_node.value, updated_node)
 
 
+_MAX_BASE_MODULES = 3  # modules read, base after base, to learn whether a class is a torch module
+
+
 def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
     """The analysed module defining an imported name, and the name there: imported by name, or
     from a module the file star-imports (`from jtnn import *`; the first that defines it)."""
@@ -1804,6 +1852,24 @@ def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
         if resolved is not None:
             return resolved.facts, resolved.name
     return None
+
+
+def _module_class_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> bool:
+    """Whether a class of another module is a torch module through bases imported from further
+    modules of the project (`class ComponentModel(LoadableModule)`, `LoadableModule(nn.Module)`)."""
+    if cls.is_module:
+        return True
+    if depth >= _MAX_BASE_MODULES or facts.project is None or facts.path is None:
+        return False
+    for base in lineage(facts.index.classes, cls):
+        for name in base.base_names:  # qualified by the imports: `spd.interfaces.LoadableModule`
+            if not name or name in facts.index.classes:
+                continue
+            resolved = facts.project.resolve(facts.path, name, _analyze_imported)
+            found = resolved.facts.index.classes.get(resolved.name) if resolved else None
+            if found is not None and resolved is not None and _module_class_across(resolved.facts, found, depth + 1):
+                return True
+    return False
 
 
 def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:

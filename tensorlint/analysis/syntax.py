@@ -296,12 +296,13 @@ def _has_named_role(unit: Unit) -> bool:
     return bool(unit.roles) and (set(unit.roles) != {Role.STEP} or is_step_method(unit.name) or not steps_once(unit))
 
 
-def annotation_words(param: cst.Param) -> set[str]:
-    """The names in a parameter's annotation: `Optional[torch.Tensor]` -> Optional, torch, Tensor."""
-    if param.annotation is None:
+def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
+    """The names in a parameter's or a variable's annotation: `Optional[torch.Tensor]` -> Optional,
+    torch, Tensor."""
+    if annotated.annotation is None:
         return set()
     words: set[str] = set()
-    for node in [param.annotation.annotation, *walk(param.annotation.annotation)]:
+    for node in [annotated.annotation.annotation, *walk(annotated.annotation.annotation)]:
         if isinstance(node, cst.Name):
             words.add(node.value)
         elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
@@ -314,6 +315,18 @@ def single_class(words: set[str]) -> str | None:
     `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
     named = words - {"Optional", "Union", "None"}
     return next(iter(named)) if len(named) == 1 else None
+
+
+# Annotations of containers that hold items of one class: `list[Callback]`, `Sequence[Metric]`.
+_ITEM_CONTAINERS = frozenset(["list", "List", "Sequence", "Iterable", "Collection", "tuple", "Tuple"])
+
+
+def element_class(words: set[str]) -> str | None:
+    """The one class of the items an annotation's container holds: `list[Callback]`,
+    `Optional[Sequence[Metric]]` -> Callback, Metric; not a mapping's nor a plain class's."""
+    if not words & _ITEM_CONTAINERS:
+        return None
+    return single_class(words - _ITEM_CONTAINERS - {"typing"})
 
 
 def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, argument, callee_name, receiver, string_value
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, receiver, string_value
 from tensorlint.source import MODEL_WORDS
 
 
@@ -356,7 +356,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if type(expr) is cst.BooleanOperation:
         return evaluate(expr.left, scope).join(evaluate(expr.right, scope))
     if type(expr) is cst.IfExp:
-        return evaluate(expr.body, scope).join(evaluate(expr.orelse, scope))
+        return _branch(expr.body, expr.test, True, scope).join(_branch(expr.orelse, expr.test, False, scope))
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return _join(evaluate(e.value, scope) for e in expr.elements)
     if type(expr) is cst.Dict:
@@ -478,6 +478,30 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if name is not None and (is_loss_name(name) or is_criterion_name(name)) and any(a.graph for a in args):
         return _derived(_join(args), scope)
     return UNKNOWN
+
+
+_PYTHON_NUMBERS = frozenset(["float", "int", "bool", "Number", "numbers.Number", "Real", "numbers.Real"])
+
+
+def _branch(branch: cst.BaseExpression, test: cst.BaseExpression, taken_when: bool, scope: Scope) -> Value:
+    """One branch of `a if test else b`: `x if isinstance(x, float) else x.item()` is a number either way."""
+    positive = True
+    if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, False
+    if (
+        type(branch) is cst.Name
+        and positive == taken_when
+        and type(test) is cst.Call
+        and dotted_name(test.func) == "isinstance"
+        and len(test.args) == 2
+        and type(test.args[0].value) is cst.Name
+        and test.args[0].value.value == branch.value
+    ):
+        kinds = test.args[1].value
+        names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        if all(dotted_name(name) in _PYTHON_NUMBERS for name in names):
+            return SCALAR
+    return evaluate(branch, scope)
 
 
 def _names_the_trained_network(name: str) -> bool:

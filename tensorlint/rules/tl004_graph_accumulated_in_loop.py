@@ -337,8 +337,11 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     lifetime, kind = facts.container_kind(event.unit, target)
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
-    if role is Role.FORWARD and root.split(".")[0] in _inputs(event.unit):
-        return None  # `g.edata["m"] = g.edata["m"] + x` on the graph `forward` is handed: the caller's, per call
+    called_object = role is Role.STEP and event.unit.name == "__call__"
+    if (role is Role.FORWARD or called_object) and root.split(".")[0] in _inputs(event.unit):
+        # `g.edata["m"] = g.edata["m"] + x` on the graph `forward` is handed, a cache or a loss object
+        # handed to an attention processor's `__call__`: the caller's, per call
+        return None
     if isinstance(event, Store):
         # A slot of a tensor written in a function the loop calls chains history as `+=` does.
         in_place = kind == "tensor" and event.unit.called_per_batch
