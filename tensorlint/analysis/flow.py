@@ -366,9 +366,15 @@ class _Walker:
         if evaluate(owner, self) != UNKNOWN:
             return None  # a tensor, a module, a number or an instance the code shows: not guessed
         definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
-        if len(definers) != 1:
+        roots = [cls for cls in definers if not any(c in definers for c in lineage(self.index.classes, cls)[1:])]
+        if len(roots) != 1:
             return None
-        return self.facts, self.index.method_units[id(definers[0].methods[method_name])]
+        # One class, or one family: a base whose method is abstract and the subclasses that
+        # override it (`for cb in self.callbacks: cb.on_batch_end(...)` runs any of them).
+        method = self.index.method_units[id(roots[0].methods[method_name])]
+        if len(definers) > 1 and len(overrides(self.index, method)) != len(definers) - 1:
+            return None
+        return self.facts, method
 
     def closure_value(self, node: cst.Lambda) -> Value:
         return self._closure(node, free_names(node), node.params)
@@ -1521,7 +1527,22 @@ class _Walker:
         """Whether a loop's iterable is computation, not data: layers, `range`, tensors, dict items."""
         if isinstance(loop, cst.While):
             return True
-        return self._computed_iterable(loop.iter)
+        return self._computed_iterable(loop.iter) or self._iterates_objects(loop)
+
+    def _iterates_objects(self, loop: cst.For) -> bool:
+        """`for cb in self.callbacks: cb.on_batch_end(self, loss)`: the items are objects whose
+        methods a class of this file defines (the method guessed by its name, as for a call), not data."""
+        target = loop.target
+        if type(target) is not cst.Name or iterates_loader(loop, self.unit, self.imports):
+            return False
+        return any(
+            type(node) is cst.Call
+            and isinstance(node.func, cst.Attribute)
+            and type(node.func.value) is cst.Name
+            and node.func.value.value == target.value
+            and self._method_named_for(node.func.value, node.func.attr.value) is not None
+            for node in own_nodes(loop.body)
+        )
 
     def _computed_iterable(self, iterable: cst.BaseExpression) -> bool:
         value = evaluate(iterable, self)
