@@ -791,22 +791,22 @@ def overrides(index: ModuleIndex, method: Unit) -> list[Unit]:
 
 
 def _is_abstract(node: cst.FunctionDef) -> bool:
-    if not isinstance(node.body, cst.IndentedBlock):
-        return False
-    for statement in node.body.body:
+    smalls: list[cst.BaseSmallStatement] = []
+    if isinstance(node.body, cst.SimpleStatementSuite):  # `def on_batch_end(self, outputs): ...`
+        smalls += node.body.body
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
-        for small in statement.body:
-            value = small.value if isinstance(small, cst.Expr) else None
-            if isinstance(small, cst.Pass) or isinstance(
-                value, cst.Ellipsis | cst.SimpleString | cst.ConcatenatedString
-            ):
+        smalls += statement.body
+    for small in smalls:
+        value = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(small, cst.Pass) or isinstance(value, cst.Ellipsis | cst.SimpleString | cst.ConcatenatedString):
+            continue
+        if isinstance(small, cst.Raise) and small.exc is not None:
+            raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+            if dotted_name(raised) == "NotImplementedError":
                 continue
-            if isinstance(small, cst.Raise) and small.exc is not None:
-                raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
-                if dotted_name(raised) == "NotImplementedError":
-                    continue
-            return False
+        return False
     return True
 
 
