@@ -100,7 +100,7 @@ def _analyze(source: str, filename: str, codes: Collection[str], project: Projec
     except (RecursionError, MemoryError) as error:
         return [_unparsable(filename, f"file too deeply nested to parse ({type(error).__name__})")], False
     try:
-        facts = analyze(module, path=path, project=project)
+        facts = analyze(module, path=path, project=project, walk_units=any(rule.reads_flow for rule in rules))
         reports = [(rule.code, report) for rule in rules for report in rule.check(facts)]
         located_findings = _locate(module, reports, filename) if reports else []  # positions walk the tree again
         _release(facts)
@@ -124,8 +124,9 @@ def _finds_nothing(source: str, path: Path | None, codes: Collection[str]) -> bo
     if module is None:
         return False
     try:
-        facts = analyze(module, path=path, project=project)
-        found = any(True for rule in all_rules() if rule.code in codes for _ in rule().check(facts))
+        rules = [rule for rule in all_rules() if rule.code in codes]
+        facts = analyze(module, path=path, project=project, walk_units=any(rule.reads_flow for rule in rules))
+        found = any(True for rule in rules for _ in rule().check(facts))
         _release(facts)
     except Exception:  # the analysis on LibCST's own tree decides: it reports or raises as it always did
         return False

@@ -60,6 +60,9 @@ class Rule:
     # Memory that builds up over many steps or calls: not checked in test code, which runs a few
     # (`source.is_test_code`). Crashes and no-ops are reported there all the same.
     grows_over_a_run: ClassVar[bool] = False
+    # Reads what the flow pass finds (values, stores, CUDA work), not only the index (units, roles,
+    # places): a file where no running rule does is indexed without the walk or its imports.
+    reads_flow: ClassVar[bool] = True
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
 

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
-from helpers import FIXTURES, fixture_codes, leak_rule_fixtures
+from helpers import FIXTURES, ROOT, fixture_codes, leak_rule_fixtures
 from tensorlint import engine
+from tensorlint.analysis.flow import analyze
+from tensorlint.analysis.parse import parse_module
+from tensorlint.analysis.project import Project
+from tensorlint.rule import Rule
+from tensorlint.rules import all_rules
 from tensorlint.source import might_matter, reportable
 
 FIXTURE_FILES = leak_rule_fixtures()  # linted with the default codes, and an opt-in folder's own
+ALL_PYTHON_FILES = sorted([*FIXTURES.rglob("*.py"), *(ROOT / "examples").rglob("*.py")])
 
 
 def _without_imports(source: str) -> str:
@@ -79,3 +86,20 @@ def test_test_code_is_not_parsed_when_no_rule_that_runs_there_could_report(monke
     assert engine.lint_source(TEST_MODULE, "tests/test_training.py") == []
     with pytest.raises(AssertionError, match="parsed"):
         engine.lint_source(TEST_MODULE, "training.py")
+
+
+INDEX_ONLY = [rule for rule in all_rules() if not rule.reads_flow]
+
+
+def _reports(module: cst.Module, path: Path, rule: type[Rule], *, walk_units: bool) -> list[tuple[int, str]]:
+    facts = analyze(module, path=path, project=Project(), walk_units=walk_units)
+    return [(id(report.node), report.message) for report in rule().check(facts)]
+
+
+@pytest.mark.parametrize("path", ALL_PYTHON_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_rule_that_reads_only_the_index_reports_the_same_without_the_walk(path: Path) -> None:
+    # A file where only such rules run (test code: TL005, TL017) is indexed without the flow
+    # walk and without the modules it imports: those rules must not miss what the walk adds.
+    module = parse_module(path.read_text(encoding="utf-8"))
+    for rule in INDEX_ONLY:
+        assert _reports(module, path, rule, walk_units=False) == _reports(module, path, rule, walk_units=True)

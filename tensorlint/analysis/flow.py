@@ -2035,12 +2035,18 @@ def _scratch(facts: Facts) -> Facts:
 
 
 def analyze(
-    module: cst.Module, *, path: Path | None = None, project: Project | None = None, only_module_body: bool = False
+    module: cst.Module,
+    *,
+    path: Path | None = None,
+    project: Project | None = None,
+    only_module_body: bool = False,
+    walk_units: bool = True,
 ) -> Facts:
     """Index the module, then walk every unit, parents first.
 
     A module read only for its summaries (an import of the checked file) walks its body alone:
-    each function is walked when a call first asks for its summary.
+    each function is walked when a call first asks for its summary. Without `walk_units`, the
+    facts are the index alone (for rules that read no more: no module it imports is read).
     """
     star_origins = partial(project.star_bindings, path) if project is not None and path is not None else None
     index = build_index(module, keep_places=not only_module_body, star_origins=star_origins)
@@ -2049,6 +2055,8 @@ def analyze(
         _Walker(facts, facts.index.module_unit).run()
         return facts
     assign_loop_step_roles(facts.index)
+    if not walk_units:
+        return facts
     units = facts.index.units
     walked = _worth_walking(units, facts)
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.

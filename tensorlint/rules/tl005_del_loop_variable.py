@@ -65,6 +65,7 @@ class DelLoopVariable(Rule):
     """
 
     code = "TL005"
+    reads_flow = False
     fix_availability = "Sometimes"
     name = "del-loop-variable"
     summary = "`del` of a loop variable frees nothing: the container still holds the item"

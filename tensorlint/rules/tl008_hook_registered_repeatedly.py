@@ -68,6 +68,7 @@ class HookRegisteredRepeatedly(Rule):
     """
 
     code = "TL008"
+    reads_flow = False
     name = "hook-registered-repeatedly"
     summary = "Hook registered on every forward call or loop iteration, its handle discarded"
     grows_over_a_run = True

@@ -90,6 +90,7 @@ class TorchLoadWithoutMapLocation(Rule):
     """
 
     code = "TL017"
+    reads_flow = False
     fix_availability = "Always"
     name = "torch-load-without-map-location"
     summary = "`torch.load` without `map_location` in a loop, a per-step method or DataLoader worker code"

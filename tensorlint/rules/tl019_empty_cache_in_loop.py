@@ -97,6 +97,7 @@ class EmptyCacheInLoop(Rule):
     """
 
     code = "TL019"
+    reads_flow = False
     default_enabled = False
     name = "empty-cache-in-loop"
     summary = "`torch.cuda.empty_cache()` called on every training or evaluation step"
