@@ -12,6 +12,7 @@ module's `facts.Facts`:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -205,6 +206,8 @@ class _Walker:
 
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
+        if cls is None and name in _BUILTIN_NAMES:
+            return None  # `len(x)`, `dim: int`: no module of the project is read for them
         if cls is None:
             imported = resolve_import(self.facts, name)
             cls = imported[0].index.classes.get(imported[1]) if imported else None
@@ -1858,6 +1861,7 @@ class _Substitution(cst.CSTTransformer):
         return self.given.get(original_node.value, updated_node)
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _MAX_BASE_MODULES = 3  # modules read, base after base, to learn whether a class is a torch module
 
 

@@ -301,8 +301,13 @@ def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
     torch, Tensor."""
     if annotated.annotation is None:
         return set()
+    annotation = annotated.annotation.annotation
+    if type(annotation) is cst.Name or type(annotation) is cst.Attribute:
+        dotted = dotted_name(annotation)  # `int`, `torch.Tensor`: most annotations, without a walk
+        if dotted is not None:
+            return set(dotted.split("."))
     words: set[str] = set()
-    for node in [annotated.annotation.annotation, *walk(annotated.annotation.annotation)]:
+    for node in [annotation, *walk(annotation)]:
         if isinstance(node, cst.Name):
             words.add(node.value)
         elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
