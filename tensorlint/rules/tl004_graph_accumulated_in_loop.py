@@ -67,10 +67,13 @@ class GraphAccumulatedInLoop(Rule):
     `record(history, loss)` where `record` appends its argument. Helpers are followed into the
     functions and classes of the same file and of the project's modules that its imports resolve
     to; the finding names the method that keeps the value. An object the caller passes is an
-    instance of the file's class its annotation names (`meter: ErrorMeter`), or, unannotated
-    (`def fit(model, loader, history)`), of the one class of the file that defines the method
-    called on it (`history.record(loss)`), except for the methods of builtin containers
-    (`update`, `append`, `get`): `logs.update(...)` stays a dict's. A function of the file that the loop
+    instance of the project's class its annotation names (`meter: ErrorMeter`), or, unannotated
+    (`def fit(model, loader, history)`), of the one class (or class family: a base whose method
+    does nothing, and its overrides) of the file that defines the method called on it
+    (`history.record(loss)`), except for the methods of builtin containers (`update`, `append`,
+    `get`): `logs.update(...)` stays a dict's. Objects called through their base class count
+    too: `for cb in self.callbacks: cb.on_batch_end(self, loss)`, with `callbacks:
+    list[Callback]` or a `Callback` family in the file, keeps what any override keeps. A function of the file that the loop
     calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`) runs once per batch:
     what it adds or appends to a global, to a closure cell (`nonlocal total`, the enclosing
     function's `losses`) or to a container the caller made before the loop is accumulated across
