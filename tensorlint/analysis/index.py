@@ -100,6 +100,12 @@ MODULE_ONLY_METHODS = frozenset(
         "register_full_backward_hook",
     ]
 )
+# Calls that make a tensor with no history: assigned to a running total, they start it afresh.
+_NEW_TENSORS = frozenset(
+    ["zeros", "ones", "empty", "full", "tensor", "zeros_like", "ones_like", "empty_like", "full_like",
+     "new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_"]
+)  # fmt: skip
+
 # Calls that free or bound a container: one of them anywhere in the class means it is managed.
 CONTAINER_MANAGEMENT = frozenset(["clear", "pop", "popleft", "popitem", "remove"])
 _DATASET_METHODS = ("__getitem__", "__getitems__", "__iter__")
@@ -1303,10 +1309,29 @@ def makes_container(value: cst.BaseExpression) -> bool:
     return name in ("list", "dict", "set", "defaultdict", "OrderedDict", "Counter")
 
 
+def _makes_new_tensor(value: cst.BaseExpression) -> bool:
+    """`torch.zeros(n)`, `torch.zeros(1).repeat(b, n)`, `Variable(inputs.data.new(b, t).zero_())`."""
+    while isinstance(value, cst.Call):
+        name = callee_name(value)
+        if name in _NEW_TENSORS:
+            return True
+        if name == "Variable" and value.args:  # PyTorch < 0.4 wraps tensors; the wrapper adds no history
+            value = value.args[0].value
+            continue
+        if not isinstance(value.func, cst.Attribute):
+            return False
+        value = value.func.value
+    return False
+
+
 def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:
-    """`x = []`, `x = dict()`, `x = x[-100:]`: an assignment that empties or bounds a container."""
+    """`x = []`, `x = dict()`, `x = x[-100:]`: an assignment that empties or bounds a container;
+    `x = torch.zeros(n)`, `x = inputs.new(n).zero_()`: one that starts a tensor total afresh."""
     if value is None:
         return False
+    if _makes_new_tensor(value):
+        # not `x = x.zero_()` nor `x = torch.zeros_like(x)`: the tensor, or the history chained to it, stays
+        return not any(node.deep_equals(target) for node in walk(value))
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and any(
         isinstance(e, cst.StarredElement) and e.value.deep_equals(target) for e in value.elements
     ):
