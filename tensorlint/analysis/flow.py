@@ -467,7 +467,7 @@ class _Walker:
                 value = TENSOR  # Lightning hands a step the loader's batch: tensors, without a graph
             else:
                 value = UNKNOWN
-            if param.default is not None and evaluate(param.default, self).cuda:
+            if param.default is not None and evaluate(param.default, self).cuda and self._default_applies(param):
                 value = CUDA  # def collate(batch, device="cuda")
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
@@ -483,6 +483,25 @@ class _Walker:
             self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
         if unit.call_sites and self.arguments is None:
             self._bind_from_call_sites(positional)
+
+    def _default_applies(self, param: cst.Param) -> bool:
+        """Whether a CUDA default (`device="cuda"`) may be what the function runs with: unless every
+        call of it in the file passes the parameter, and none of them passes CUDA (`device=self.device`
+        from a dataset whose own default is the CPU)."""
+        unit, node = self.unit, self.unit.node
+        calls = self.index.named_calls.get(unit.name, []) if not unit.is_method else []
+        if not calls or not isinstance(node, cst.FunctionDef):
+            return True
+        position = [p.name.value for p in all_params(node.params)].index(param.name.value)
+        for call, caller in calls:
+            given = arguments_by_position(call, unit).get(position)
+            if given is None:
+                return True
+            scope = _Walker(self.facts, caller)
+            scope.env = dict(self.facts.final_env.get(id(caller), {}))
+            if evaluate(given, scope).cuda:
+                return True
+        return False
 
     def _bind_from_call_sites(self, params: list[cst.Param]) -> None:
         """A helper of repeating code gets what its callers pass: `self._keep(h.item())` gives a number."""
