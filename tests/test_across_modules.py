@@ -274,3 +274,24 @@ def test_a_parameter_annotated_with_a_class_whose_base_module_is_imported_holds_
         "        scores.append(runner(x))\n    return scores\n"
     )
     assert [(f.location.row, f.code) for f in lint_file(main)] == expected
+
+
+@pytest.mark.parametrize(("forward", "expected"), [("self.update(*args)", [(8, "TL004")]), (None, [])])
+def test_a_metric_whose_base_class_of_another_module_updates_under_no_grad_keeps_no_history(
+    tmp_path: Path, forward: str | None, expected: list[tuple[int, str]]
+) -> None:
+    # Lightning's metrics before torchmetrics: the base's `forward` (in `metric.py`) runs the
+    # subclass's `update` under `no_grad`, so the totals kept across batches carry no graph.
+    called = forward or "with torch.no_grad():\n            self.update(*args)"
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "metric.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Metric(nn.Module):\n"
+        f"    def forward(self, *args):\n        {called}\n        return self.compute()\n"
+    )
+    main = tmp_path / "mse.py"
+    main.write_text(
+        "import torch\n\nfrom metric import Metric\n\n\nclass MSE(Metric):\n"
+        "    def update(self, preds: torch.Tensor, target: torch.Tensor):\n"
+        "        self.total += torch.sum((preds - target) ** 2)\n"
+    )
+    assert [(f.location.row, f.code) for f in lint_file(main)] == expected

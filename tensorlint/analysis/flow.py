@@ -39,6 +39,7 @@ from tensorlint.analysis.facts import (
 from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
     LIGHTNING_STEPS,
+    NO_GRAD_NAMES,
     NO_GRAD_STEP_METHODS,
     ClassInfo,
     Role,
@@ -424,9 +425,9 @@ class _Walker:
             self.unit.is_method
             and cls is not None
             and node.name.value == "update"
-            and _is_torchmetrics(self.facts, cls)
+            and (_is_torchmetrics(self.facts, cls) or _forward_updates_without_grad(self.facts, cls))
         ):
-            return True  # torchmetrics runs `update` with grad disabled
+            return True  # torchmetrics runs `update` with grad disabled; so does a metric's own `forward`
         for decorator in node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
@@ -1635,6 +1636,42 @@ def _is_torchmetrics(facts: Facts, cls: ClassInfo) -> bool:
         (base or "").startswith("torchmetrics.") for ancestor in lineage(facts.index.classes, cls)
         for base in ancestor.base_names
     )  # fmt: skip
+
+
+def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) -> bool:
+    """Whether the `forward` the class has or inherits, through bases of this or other modules of
+    the project, calls `self.update(...)` only under `no_grad`, or after `self.reset()` for the
+    batch's own value (Lightning's metrics before torchmetrics): the metric's totals, kept across
+    calls, accumulate no history."""
+    classes = lineage(facts.index.classes, cls)
+    for ancestor in classes:
+        forward = ancestor.methods.get("forward")
+        if forward is not None:
+            guarded = {
+                id(inner)
+                for block in walk(forward.body)
+                if type(block) is cst.With
+                and any(type(i.item) is cst.Call and callee_name(i.item) in NO_GRAD_NAMES for i in block.items)
+                for inner in walk(block.body)
+            }
+            updates, reset = [], False
+            for node in walk(forward.body):  # in the order of the text
+                if type(node) is cst.Call and dotted_name(node.func) in ("self.update", "self.reset"):
+                    reset = reset or dotted_name(node.func) == "self.reset"
+                    if dotted_name(node.func) == "self.update":
+                        updates.append(id(node) in guarded or reset)
+            return bool(updates) and all(updates)
+    if depth >= _MAX_BASE_MODULES or facts.project is None or facts.path is None:
+        return False
+    for ancestor in classes:
+        for name in ancestor.base_names:
+            if not name or name in facts.index.classes:
+                continue
+            resolved = facts.project.resolve(facts.path, name, _analyze_imported)
+            found = resolved.facts.index.classes.get(resolved.name) if resolved else None
+            if found is not None and resolved is not None:
+                return _forward_updates_without_grad(resolved.facts, found, depth + 1)
+    return False
 
 
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
