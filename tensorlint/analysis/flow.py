@@ -100,6 +100,7 @@ from tensorlint.analysis.values import (
     is_criterion_name,
     is_label_name,
     is_model_name,
+    is_torch_module_class,
     names_a_count,
     names_a_loss_value,
 )
@@ -414,12 +415,20 @@ class _Walker:
         return bool(calls) and all(calls)
 
     def _decorated_no_grad(self) -> bool:
-        """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`)."""
+        """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`),
+        or a hook of a Lightning class that its evaluation loop runs (`on_validation_epoch_end`)."""
         node = self.unit.node
         if not isinstance(node, cst.FunctionDef):
             return False
         cls = self.unit.cls
         if self.unit.is_method and cls is not None and cls.is_module and node.name.value in NO_GRAD_STEP_METHODS:
+            return True
+        if (
+            self.unit.is_method
+            and cls is not None
+            and node.name.value.startswith(_EVALUATION_HOOKS)
+            and _is_lightning(self.facts, cls)
+        ):
             return True
         if (
             self.unit.is_method
@@ -457,7 +466,7 @@ class _Walker:
                 # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
                 value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
-            elif "Module" in words or any(self.is_local_module_class(w) for w in words):
+            elif "Module" in words or any(is_torch_module_class(w) or self.is_local_module_class(w) for w in words):
                 annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
             elif (annotated := single_class(words)) and (instance := self.local_instance(annotated, [])):
@@ -1632,8 +1641,21 @@ def _drops_graph(expr: cst.BaseExpression) -> bool:
 
 
 def _is_torchmetrics(facts: Facts, cls: ClassInfo) -> bool:
+    return _based_on(facts, cls, ("torchmetrics.",))
+
+
+# Lightning's evaluation loops run under `no_grad` (or `inference_mode`), hooks included.
+_EVALUATION_HOOKS = ("on_validation_", "on_test_", "on_predict_", "validation_epoch_end", "test_epoch_end")
+
+
+def _is_lightning(facts: Facts, cls: ClassInfo) -> bool:
+    """A LightningModule or a Lightning `Callback` (of either package name)."""
+    return _based_on(facts, cls, ("lightning.", "pytorch_lightning."))
+
+
+def _based_on(facts: Facts, cls: ClassInfo, packages: tuple[str, ...]) -> bool:
     return any(
-        (base or "").startswith("torchmetrics.") for ancestor in lineage(facts.index.classes, cls)
+        (base or "").startswith(packages) for ancestor in lineage(facts.index.classes, cls)
         for base in ancestor.base_names
     )  # fmt: skip
 
