@@ -679,7 +679,38 @@ class _Walker:
             return True
         if qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
             return None if flag is None else not flag
-        return None
+        return (
+            self._context_grad_mode(call) if call is not None and not (qualified or "").startswith("torch.") else None
+        )
+
+    def _context_grad_mode(self, call: cst.Call) -> bool | None:
+        """The mode inside `with self._set_training_mode(False):`, a `@contextmanager` of this module
+        that yields inside `torch.set_grad_enabled(training)` or `torch.no_grad()` (the arguments
+        of the call stand for its parameters)."""
+        found = self._callee_unit(call, read_modules=False)
+        if found is None or found[0] is not self.facts:
+            return None
+        unit = found[1]
+        node = unit.node
+        if not isinstance(node, cst.FunctionDef) or not any(
+            (dotted_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators
+        ):
+            return None
+        params = [p.name.value for p in all_params(node.params)][1 if unit.is_method else 0 :]
+        given = arguments_by_position(call, unit)
+        modes: list[bool | None] = []
+        for block in walk(node.body):
+            if type(block) is not cst.With or not any(type(n) is cst.Yield for n in walk(block.body)):
+                continue
+            for item in block.items:
+                inner = item.item
+                if type(inner) is cst.Call and inner.args and type(inner.args[0].value) is cst.Name:
+                    name = inner.args[0].value.value  # `set_grad_enabled(training)`: the caller's `training`
+                    if name in params and params.index(name) in given:
+                        inner = inner.with_changes(args=[inner.args[0].with_changes(value=given[params.index(name)])])
+                modes.append(self._grad_mode(inner))
+        switched = {mode for mode in modes if mode is not None}  # `nullcontext()` or `open()` switch nothing
+        return switched.pop() if len(switched) == 1 else None
 
     def _grad_switch(self, call: cst.Call) -> bool | None:
         """The mode `torch.set_grad_enabled(False)` sets as a statement, until it is set again
@@ -1189,6 +1220,11 @@ class _Walker:
             # Tensors, or a network to make them with (`keep(outputs, model, batch)`): what the
             # file's own helper makes of them.
             self._helper_effects(call, *known)
+        elif (
+            self.loops and call.args and self._on_self(recv) and (known := self._callee_unit(call, read_modules=False))
+        ):
+            # `self._keep(predictions, x)` in a loop: the method may make the graph itself (`self.network(x)`)
+            self._helper_effects(call, *known)
         elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
             # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`);
             # not to every logger in the project's modules that an `except` block calls.
@@ -1198,6 +1234,9 @@ class _Walker:
         cuda = self._cuda_work(call, name, recv)
         if cuda is not None:
             self.facts.cuda_work.append(cuda)
+
+    def _on_self(self, recv: cst.BaseExpression | None) -> bool:
+        return type(recv) is cst.Name and recv.value == self.unit.self_name and self.unit.self_name is not None
 
     def _in_place_update(self, call: cst.Call, recv: cst.BaseExpression) -> None:
         """`self.running_mean.mul_(m).add_(mean)`: a graph in the argument chains onto the buffer."""
