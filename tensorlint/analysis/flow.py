@@ -150,6 +150,9 @@ class _Walker:
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
+        self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = (
+            None  # see `_backpropagated_here`
+        )
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
@@ -1087,7 +1090,7 @@ class _Walker:
             # `loss.backward()` elsewhere in the function: whatever `loss` is bound to has a graph,
             # unless this assignment drops it (`loss = loss.detach()`).
             promote = not (value.scalar or value.module or drops_graph)
-            if name in self.unit.graph_evidence and self.grad_enabled and promote:
+            if name in self.unit.graph_evidence and self.grad_enabled and promote and self._backpropagated_here(name):
                 value = GRAPH
             self.env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -1096,6 +1099,19 @@ class _Walker:
                 self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
+
+    def _backpropagated_here(self, name: str) -> bool:
+        """Whether a `backward()` on `name` runs in the loop that binds it (or in one around it, or
+        outside every loop): an evaluation loop's `loss = outputs.loss` is not the `loss` that the
+        training loop beside it backpropagates."""
+        if self._backward_loops is None:
+            calls = {id(call): place.loops for call, place in placed(self.unit, cst.Call)}
+            self._backward_loops = {
+                evidence: [calls.get(id(call), ()) for call in backward_calls]
+                for evidence, backward_calls in self.unit.graph_evidence.items()
+            }
+        around = {id(loop.node) for loop in self.loops}
+        return any(not loops or id(loops[-1]) in around for loops in self._backward_loops.get(name, []))
 
     def _key(self, key: cst.BaseExpression) -> Value:
         """The value a container entry is looked up by. Nothing known for the object's own state

@@ -201,7 +201,8 @@ class Unit:
     # Names that get `append`/`extend`/`insert` here or in nested code: lists, not tensors.
     list_evidence: set[str] = field(default_factory=set)
     frozen: set[str] = field(default_factory=set)  # `vgg.requires_grad_(False)`: modules (names, `self.x`) frozen here
-    graph_evidence: set[str] = field(default_factory=set)  # names that `.backward()` is called on
+    # names that `.backward()` is called on, with those calls
+    graph_evidence: dict[str, list[cst.Call]] = field(default_factory=dict)
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
     # Names whose value reaches a backward call, through the unit's assignments.
     backpropagated_names: set[str] = field(default_factory=set)
@@ -672,7 +673,7 @@ class _Indexer:
             if isinstance(inner, cst.BinaryOperation):
                 inner = inner.left
             if isinstance(inner, cst.Name):
-                self.unit.graph_evidence.add(inner.value)
+                self.unit.graph_evidence.setdefault(inner.value, []).append(call)
 
 
 def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
