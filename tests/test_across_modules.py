@@ -295,3 +295,21 @@ def test_a_metric_whose_base_class_of_another_module_updates_under_no_grad_keeps
         "        self.total += torch.sum((preds - target) ** 2)\n"
     )
     assert [(f.location.row, f.code) for f in lint_file(main)] == expected
+
+
+@pytest.mark.parametrize(("base", "expected"), [("pl.LightningModule", []), ("object", [(12, "TL001")])])
+def test_a_validation_step_of_a_lightning_module_through_another_modules_base_runs_without_grad(
+    tmp_path: Path, base: str, expected: list[tuple[int, str]]
+) -> None:
+    # NeMo's models: `RadTTSModel(SpectrogramGenerator)`, whose base is a LightningModule in
+    # another module. Lightning runs `validation_step` under no_grad: the kept outputs have no graph.
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "base.py").write_text(f"import lightning.pytorch as pl\n\n\nclass Generator({base}):\n    pass\n")
+    main = tmp_path / "model.py"
+    main.write_text(
+        "from torch import nn\n\nfrom base import Generator\n\n\nclass TTS(Generator):\n    def __init__(self):\n"
+        "        self.net = nn.Linear(4, 4)\n        self.outputs = []\n\n"
+        "    def validation_step(self, batch, batch_idx):\n        self.outputs.append(self.net(batch))\n"
+        "\n    def on_validation_epoch_end(self):\n        self.outputs.clear()\n"
+    )
+    assert [(f.location.row, f.code) for f in lint_file(main)] == expected

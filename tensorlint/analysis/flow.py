@@ -424,7 +424,12 @@ class _Walker:
         if not isinstance(node, cst.FunctionDef):
             return False
         cls = self.unit.cls
-        if self.unit.is_method and cls is not None and cls.is_module and node.name.value in NO_GRAD_STEP_METHODS:
+        if (
+            self.unit.is_method
+            and cls is not None
+            and node.name.value in NO_GRAD_STEP_METHODS
+            and _module_class_across(self.facts, cls)  # a LightningModule through the project's bases too
+        ):
             return True
         if (
             self.unit.is_method
