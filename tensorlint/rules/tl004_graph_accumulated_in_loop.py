@@ -241,8 +241,8 @@ class GraphAccumulatedInLoop(Rule):
         events: list[Accumulation | Store] = [*facts.accumulations, *(s for s in facts.stores if s.grows)]
         reported: set[int] = set()  # a helper that keeps two of a call's arguments: one finding
         for event in events:
-            if not event.value.graph or id(event.node) in reported:
-                continue
+            if not event.value.graph or event.value.module or id(event.node) in reported:
+                continue  # (a network, `teachers.append(policy)`, holds parameters, not a batch's history)
             if isinstance(event, Store) and tensor_keyed(facts, event):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             if not event.loops:
