@@ -209,6 +209,13 @@ class Facts:
     def is_list(self, unit: Unit, container: cst.BaseExpression) -> bool:
         """Whether every assignment makes the container a list: `xs[i] = v` then replaces, never adds."""
         values = _assigned_values(self, unit, container)
+        if isinstance(container, cst.Subscript):  # `self.buffers["inputs"][i] = x`: a dict of lists
+            tables = _assigned_values(self, unit, container.value)
+            values = [
+                e.value for t in tables if isinstance(t, cst.Dict) for e in t.elements if isinstance(e, cst.DictElement)
+            ]
+            if not all(isinstance(t, cst.Dict) for t in tables):
+                return False
         return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
 
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
