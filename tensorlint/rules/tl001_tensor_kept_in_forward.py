@@ -55,7 +55,8 @@ class TensorKeptInForward(Rule):
     or cleared in another method of the class or by the object that owns it
     (`del self.child.feats[:]`; `if name not in acts: acts[name] = []` only creates a missing
     list, it empties none), appends capped by a length test (`if len(pool) < size:`),
-    `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`), registered buffers
+    `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
+    dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument, `activation[name] = output` in a hook factory), detached values that a meter or

@@ -38,7 +38,9 @@ class CudaInWorker(Rule):
     advise against returning CUDA tensors from workers and recommend `pin_memory=True`.
 
     Not reported: code that every loader visibly running it keeps in the main process
-    (`num_workers` absent or a literal `0`), `.to(dtype)`, `.to("cpu")`,
+    (`num_workers` absent or a literal `0`), a helper's `device="cuda"` default when every call
+    of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`
+    from a dataset whose device defaults to the CPU), `.to(dtype)`, `.to("cpu")`,
     `torch.cuda.manual_seed`, and `torch.cuda.amp.autocast()` disabled or in float16: it only sets
     thread-local flags (on an H200, in forked workers after the parent used CUDA, it ran without
     initialising CUDA; with `dtype=torch.bfloat16` it asks the GPU whether bfloat16 is supported,

@@ -125,8 +125,18 @@ class GraphAccumulatedInLoop(Rule):
     project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`),
     ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
     outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints),
-    torchmetrics' `update` (run without grad), and Lightning's `validation_step`, `test_step`
-    and `predict_step` (run under `no_grad`).
+    torchmetrics' `update` (run without grad), and a metric whose `forward`, its own or a base
+    class's in another module, runs `update` under `no_grad` (Lightning's metrics before
+    torchmetrics), Lightning's `validation_step`, `test_step` and `predict_step` (of a
+    LightningModule, through bases of other modules too) and the evaluation hooks of a
+    LightningModule or `Callback` (`on_validation_*`, `on_test_*`, `on_predict_*`: run under
+    `no_grad`), the body of the project's own `@contextmanager` that yields under
+    `torch.set_grad_enabled(flag)` or `no_grad()` (`with self._set_training_mode(False):`), a
+    `loss` bound in a loop other than the one that backpropagates a `loss` (the name is shared,
+    the graph is not), networks kept in a list (`teachers.append(policy)`: parameters, not a
+    batch's history), and state that a decoder step folds into but that the `forward` calling it
+    starts afresh (`self.hidden = torch.zeros(...)`, `inputs.new(b, t).zero_()`, directly or in
+    a method it calls such as `_init_states()`): one sequence's graph, which that `forward` builds.
 
     ## Example
     ```python
