@@ -544,6 +544,13 @@ def _owned_by_self(expr: cst.BaseExpression, scope: Scope) -> bool:
     return isinstance(expr, cst.Attribute) and scope.attribute_of_self(expr) is not None
 
 
+# Wrappers whose call runs the wrapped module's own `forward`.
+_MODULE_WRAPPERS = frozenset(
+    ["torch.compile", "torch.jit.script", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"]
+)  # fmt: skip
+
+
 def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | None:
     namespace, _, last = qualified.rpartition(".")
     if qualified in ("sys.exc_info", "sys.exception"):
@@ -554,6 +561,10 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return _partial(call, scope)
     if qualified == "torch.nn.Parameter":
         return TENSOR  # a leaf: it requires grad but carries no history
+    if qualified in _MODULE_WRAPPERS and call.args:
+        wrapped = evaluate(call.args[0].value, scope)
+        if wrapped.module and wrapped.instance is not None:
+            return wrapped  # `model = DDP(model)`: calling it runs the same `forward`
     if is_torch_module_class(qualified):
         return MODULE
     if qualified == "torch.compile" and call.args:

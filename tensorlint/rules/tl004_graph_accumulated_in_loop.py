@@ -122,7 +122,8 @@ class GraphAccumulatedInLoop(Rule):
     `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers,
     slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
     on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
-    project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`),
+    project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`, also
+    through `DistributedDataParallel`, `DataParallel` or `torch.compile`),
     ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
     outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints),
     torchmetrics' `update` (run without grad), and a metric whose `forward`, its own or a base
