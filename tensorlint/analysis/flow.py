@@ -150,9 +150,8 @@ class _Walker:
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
-        self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = (
-            None  # see `_backpropagated_here`
-        )
+        # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
+        self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
@@ -1743,17 +1742,10 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
                     if dotted_name(node.func) == "self.update":
                         updates.append(id(node) in guarded or reset)
             return bool(updates) and all(updates)
-    if depth >= _MAX_BASE_MODULES or facts.project is None or facts.path is None:
+    if depth >= _MAX_BASE_MODULES:
         return False
-    for ancestor in classes:
-        for name in ancestor.base_names:
-            if not name or name in facts.index.classes:
-                continue
-            resolved = facts.project.resolve(facts.path, name, _analyze_imported)
-            found = resolved.facts.index.classes.get(resolved.name) if resolved else None
-            if found is not None and resolved is not None:
-                return _forward_updates_without_grad(resolved.facts, found, depth + 1)
-    return False
+    base = next(_imported_bases(facts, cls), None)
+    return base is not None and _forward_updates_without_grad(*base, depth + 1)
 
 
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
@@ -2022,17 +2014,24 @@ def _module_class_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> bool:
     modules of the project (`class ComponentModel(LoadableModule)`, `LoadableModule(nn.Module)`)."""
     if cls.is_module:
         return True
-    if depth >= _MAX_BASE_MODULES or facts.project is None or facts.path is None:
+    if depth >= _MAX_BASE_MODULES:
         return False
-    for base in lineage(facts.index.classes, cls):
-        for name in base.base_names:  # qualified by the imports: `spd.interfaces.LoadableModule`
+    return any(_module_class_across(*base, depth + 1) for base in _imported_bases(facts, cls))
+
+
+def _imported_bases(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:
+    """The bases of the class and of its bases in this module that other modules of the project
+    define, nearest first, each with its module's facts (read when first asked)."""
+    if facts.project is None or facts.path is None:
+        return
+    for ancestor in lineage(facts.index.classes, cls):
+        for name in ancestor.base_names:  # qualified by the imports: `spd.interfaces.LoadableModule`
             if not name or name in facts.index.classes:
                 continue
             resolved = facts.project.resolve(facts.path, name, _analyze_imported)
             found = resolved.facts.index.classes.get(resolved.name) if resolved else None
-            if found is not None and resolved is not None and _module_class_across(resolved.facts, found, depth + 1):
-                return True
-    return False
+            if found is not None and resolved is not None:
+                yield resolved.facts, found
 
 
 def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:
