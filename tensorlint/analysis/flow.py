@@ -39,7 +39,6 @@ from tensorlint.analysis.facts import (
 from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
     LIGHTNING_STEPS,
-    NO_GRAD_NAMES,
     NO_GRAD_STEP_METHODS,
     ClassInfo,
     Role,
@@ -66,6 +65,7 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
+    NoGrad,
     accumulated_operand,
     annotation_words,
     assign_loop_step_roles,
@@ -309,11 +309,7 @@ class _Walker:
         if isinstance(func, cst.Name):
             found = self.unit.lookup_def(func.value)
             return found if found is not None and isinstance(found.node, cst.FunctionDef) else None
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == self.unit.self_name
-        ):
+        if isinstance(func, cst.Attribute) and self._on_self(func.value):
             cls = self.unit.cls
             for ancestor in lineage(self.index.classes, cls) if cls is not None else []:
                 method = ancestor.methods.get(func.attr.value)
@@ -1728,19 +1724,14 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
     for ancestor in classes:
         forward = ancestor.methods.get("forward")
         if forward is not None:
-            guarded = {
-                id(inner)
-                for block in walk(forward.body)
-                if type(block) is cst.With
-                and any(type(i.item) is cst.Call and callee_name(i.item) in NO_GRAD_NAMES for i in block.items)
-                for inner in walk(block.body)
-            }
+            unit = facts.index.method_units[id(forward)]
+            guarded = NoGrad(unit).nodes
             updates, reset = [], False
-            for node in walk(forward.body):  # in the order of the text
-                if type(node) is cst.Call and dotted_name(node.func) in ("self.update", "self.reset"):
-                    reset = reset or dotted_name(node.func) == "self.reset"
-                    if dotted_name(node.func) == "self.update":
-                        updates.append(id(node) in guarded or reset)
+            for call, _ in placed(unit, cst.Call):  # in the order of the text
+                called = dotted_name(call.func)
+                reset = reset or called == "self.reset"
+                if called == "self.update":
+                    updates.append(id(call) in guarded or reset)
             return bool(updates) and all(updates)
     if depth >= _MAX_BASE_MODULES:
         return False
