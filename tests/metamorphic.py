@@ -301,6 +301,11 @@ def _framework_name(name: str) -> bool:
     return _is_dunder(name) or name in _FRAMEWORK_NAMES or bool(_FRAMEWORK_PATTERN.search(name))
 
 
+def _last_word(class_name: str) -> str:
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
+    return words[-1].lower() if words else class_name.lower()
+
+
 def _is_evidence(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _EVIDENCE_WORDS) or bool(_EVIDENCE_PARTS & set(lowered.split("_")))
@@ -323,6 +328,15 @@ class _RenamePlan:
     @cached_property
     def classes(self) -> dict[str, cst.ClassDef]:
         return {n.name.value: n for n in self.fixture.nodes if isinstance(n, cst.ClassDef)}
+
+    @cached_property
+    def named_for_classes(self) -> frozenset[str]:
+        """Names of objects named for a class of the file (`tracker`, `val_tracker` for
+        `EmbeddingTracker`), and those classes: the analysis takes such an object for an instance
+        of the class (`tracker.update(x)`) by design, so both keep their names."""
+        words = {_last_word(name): name for name in self.classes}
+        objects = {name for name in self.fixture.identifiers if name.lower().rsplit("_", 1)[-1] in words}
+        return frozenset(objects | {words[name.lower().rsplit("_", 1)[-1]] for name in objects})
 
     def decide(self, scope: Scope, name: str) -> str | None:
         key = (scope, name)
@@ -354,7 +368,7 @@ class _RenamePlan:
         assignments = [a for a in scope.assignments if a.name == name]
         if not assignments or name == "_" or name in ("self", "cls") or _is_dunder(name):
             return False
-        if _is_evidence(name) or name in self.fixture.strings:
+        if _is_evidence(name) or name in self.fixture.strings or name in self.named_for_classes:
             return False
         if any(type(a) is not Assignment for a in assignments):
             return False  # imported names keep theirs

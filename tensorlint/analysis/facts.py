@@ -20,6 +20,7 @@ from tensorlint.analysis.index import (
     ModuleIndex,
     Unit,
     all_params,
+    attribute_family,
     field_factory,
     lineage,
     placed,
@@ -231,7 +232,7 @@ class Facts:
         attribute = self_attribute(unit, expr)
         if attribute is not None:
             assert unit.cls is not None
-            classes = lineage(self.index.classes, unit.cls)
+            classes = attribute_family(self.index.classes, unit.cls, attribute)
             if any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed:
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]

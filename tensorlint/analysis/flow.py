@@ -13,6 +13,7 @@ module's `facts.Facts`:
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -45,8 +46,10 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
+    attribute_family,
     build_index,
     constructor_arguments,
+    heirs,
     lineage,
     overrides,
     placed,
@@ -92,6 +95,8 @@ from tensorlint.analysis.values import (
     EXCEPTION,
     GRAPH,
     MODULE,
+    PARAMETER,
+    PARAMETER_ATTRIBUTES,
     SCALAR,
     TENSOR,
     UNKNOWN,
@@ -103,6 +108,7 @@ from tensorlint.analysis.values import (
     is_torch_module_class,
     names_a_count,
     names_a_loss_value,
+    names_text,
 )
 from tensorlint.analysis.walk import children, contains, walk
 
@@ -360,12 +366,21 @@ class _Walker:
 
     def _method_named_for(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """`logger.log_later(fn)` where `logger` is a parameter the file never builds: the method of
-        the one class of this file that defines it. Not for the methods of builtin containers
-        (`update`, `append`, `get`): `results.update(outputs)` beside an `AverageMeter` is a dict's."""
-        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS or method_name.startswith("__"):
+        the one class of this file that defines it. For the methods of builtin containers
+        (`update`, `append`, `get`), only when the object is named for the class (`tracker` for
+        `EmbeddingTracker`, `loss_meter` for `AverageMeter`): `results.update(outputs)` beside an
+        `AverageMeter` is a dict's."""
+        if method_name.startswith("__"):
             return None
-        if dotted_name(owner) is None or self.imports.qualify(owner) is not None:
+        dotted = dotted_name(owner)
+        if dotted is None or self.imports.qualify(owner) is not None:
             return None  # `super().forward(x)`, `F.relu(x)`: not an object the caller passes
+        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS:
+            word = dotted.rsplit(".", 1)[-1].rsplit("_", 1)[-1].lower()
+            named = [cls for cls in self.index.classes.values() if _last_word(cls.name) == word]
+            if len(named) != 1 or method_name not in named[0].methods or evaluate(owner, self) != UNKNOWN:
+                return None
+            return self.facts, self.index.method_units[id(named[0].methods[method_name])]
         if evaluate(owner, self) != UNKNOWN:
             return None  # a tensor, a module, a number or an instance the code shows: not guessed
         definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
@@ -610,21 +625,8 @@ class _Walker:
     def _loop(self, statement: cst.For | cst.While) -> None:
         if isinstance(statement, cst.For):
             self._effects(statement.iter)
-            iterated = evaluate(statement.iter, self)
-            submodules = iterated.module and not iterated.tensor  # `for layer in self.layers`
-            instance = None if iterated.tensor else self._item_class(statement.iter)
-            item = Value(
-                tensor=iterated.tensor,
-                graph=iterated.graph,
-                module=submodules,
-                instance=instance,
-                sources=iterated.sources,  # `for v in given.values()`: each item carries the argument's graph
-            )
-            target: cst.BaseExpression = statement.target
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2 and _calls(statement.iter, "items"):
-                self._bind(target.elements[0].value, UNKNOWN)  # `for name, t in d.items()`: a key, not a tensor
-                target = target.elements[1].value
-            self._bind(target, item)
+            for target, iterable in _paired_items(statement.target, statement.iter):
+                self._bind(target, self._item(iterable) if iterable is not None else UNKNOWN)
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
@@ -638,6 +640,17 @@ class _Walker:
         self.fresh &= fresh  # the body may not run
         if statement.orelse is not None:
             self._block(statement.orelse.body)
+
+    def _item(self, iterable: cst.BaseExpression) -> Value:
+        """What each item of a loop over `iterable` is."""
+        iterated = evaluate(iterable, self)
+        return Value(
+            tensor=iterated.tensor,
+            graph=iterated.graph,
+            module=iterated.module and not iterated.tensor,  # `for layer in self.layers`
+            instance=None if iterated.tensor else self._item_class(iterable),
+            sources=iterated.sources,  # `for v in given.values()`: each item carries the argument's graph
+        )
 
     def _item_class(self, iterated: cst.BaseExpression) -> str | None:
         """The class of the items of `callbacks` in `for cb in callbacks`, by its annotation
@@ -975,7 +988,12 @@ class _Walker:
             other = accumulated_operand(target, value_expr)
             if other is not None:
                 self._accumulate(node, target, evaluate(other, self), other)
-            elif self_attribute(self.unit, target) is not None and _reads(value_expr, target) and grown_by is None:
+            elif (
+                self_attribute(self.unit, target) is not None
+                and _reads(value_expr, target)
+                and grown_by is None
+                and not _moved(value_expr, target)
+            ):
                 # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`: the new
                 # value is computed from the old one, so a graph in `x` chains onto it every call.
                 self._accumulate(node, target, value, value_expr)
@@ -1021,7 +1039,8 @@ class _Walker:
         cls = self.unit.cls
         if attribute is None or cls is None or not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()):
             return False
-        made = [value for c in lineage(self.index.classes, cls) for value, _ in c.attribute_values.get(attribute, [])]
+        family = attribute_family(self.index.classes, cls, attribute)
+        made = [value for c in family for value, _ in c.attribute_values.get(attribute, [])]
         return self._made_by_calls(expr, made)
 
     def _made_tensor(self, expr: cst.BaseExpression) -> bool:
@@ -1178,6 +1197,9 @@ class _Walker:
             params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
+        for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
+            if isinstance(loop.node, cst.For) and _fixed_collection(loop.node.iter, self.unit):
+                loop_targets -= target_names(loop.node.target)
         names = _identity_names(key)
         if names & (params | loop_targets):
             return True
@@ -1647,6 +1669,26 @@ class _Walker:
         return isinstance(iterable, (cst.List, cst.Tuple))
 
 
+def _paired_items(
+    target: cst.BaseExpression, iterable: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression | None]]:
+    """A loop's targets, each with the iterable its items come from (None: not an item of one):
+    `for i, sv in enumerate(svs)` binds `sv` to an item of `svs`, `for x, y in zip(xs, ys)` each
+    to its own, `for name, t in d.items()` a key and an item of `d.items()`."""
+    elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+    if not elements or not isinstance(iterable, cst.Call):
+        return [(target, iterable)]
+    name = iterable.func.value if isinstance(iterable.func, cst.Name) else callee_name(iterable)
+    args = [a.value for a in iterable.args if a.keyword is None]
+    if len(elements) == 2 and name == "enumerate" and len(args) == 1:
+        return [(elements[0], None), *_paired_items(elements[1], args[0])]
+    if name == "zip" and len(args) == len(elements) and isinstance(iterable.func, cst.Name):
+        return [pair for element, arg in zip(elements, args, strict=True) for pair in _paired_items(element, arg)]
+    if len(elements) == 2 and name == "items":
+        return [(elements[0], None), (elements[1], iterable)]  # a key, not a tensor
+    return [(target, iterable)]
+
+
 # In-place tensor operations that write their argument into the receiver: autograd records the
 # write on the receiver, chained to the receiver's previous history, for `copy_` and `buf[i] = v`
 # as for `add_` (docs/verifier.md: +8 autograd nodes per call of a `forward` that does it).
@@ -1678,6 +1720,29 @@ def _field_or_tuple(expr: cst.BaseExpression) -> bool:
 
 
 _TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "imag"])
+
+
+def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
+    """A collection whose items are the same on every call: `range(n)`, `self.heads`, and fields
+    named for kinds or names (`g.canonical_etypes`, `self.task_names`), also under `enumerate`."""
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "sorted", "list"):
+        return len(iterable.args) == 1 and _fixed_collection(iterable.args[0].value, unit)
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range":
+        return True
+    if self_attribute(unit, iterable) is not None:
+        return True
+    return isinstance(iterable, cst.Attribute) and names_text(iterable.attr.value)
+
+
+# Methods that move or cast a tensor: `self.x = self.x.cuda()` replaces it, it does not fold into it.
+_MOVES = frozenset(["cuda", "cpu", "to", "float", "half", "double", "bfloat16", "type", "contiguous"])
+
+
+def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """`self.logvar.cuda(non_blocking=True)`, `self.mask.to(x.device).float()`: the target moved or cast."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+        value = value.func.value
+    return value.deep_equals(target)
 
 
 def _calls(expr: cst.BaseExpression, method: str) -> bool:
@@ -1889,6 +1954,23 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     return joined
 
 
+def _inherits_a_layer(facts: Facts, cls: ClassInfo) -> bool:
+    """A subclass of a torch.nn layer (`nn.Conv2d`, not `nn.Module`), or a mixin that only such
+    subclasses in the file use: it has the layer's `weight` and `bias` without assigning them."""
+    family = lineage(facts.index.classes, cls)
+    if not cls.is_module:
+        family = heirs(facts.index.classes, cls)
+    layers = (
+        base.rsplit(".", 1)[-1] for each in family for base in each.base_names if base and base.startswith("torch.nn.")
+    )
+    return any(
+        layer[:1].isupper() and layer not in _CONTAINER_LAYERS and not layer.endswith("Loss") for layer in layers
+    )
+
+
+_CONTAINER_LAYERS = frozenset(["Module", "ModuleList", "ModuleDict", "Sequential", "Parameter"])
+
+
 def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     """What the assignments to `self.<attribute>` anywhere in the class make it."""
     key = (id(cls), attribute)
@@ -1896,7 +1978,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     if cached is not None:
         return cached
     facts.attribute_cache[key] = UNKNOWN  # guards self.a = self.b; self.b = self.a
-    classes = lineage(facts.index.classes, cls)
+    classes = attribute_family(facts.index.classes, cls, attribute)
     value = MODULE if any(attribute in c.module_attributes for c in classes) else UNKNOWN
     for expr, unit in (pair for c in classes for pair in c.attribute_values.get(attribute, [])):
         walker = _Walker(facts, unit)
@@ -1908,9 +1990,24 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
             assigned = replace(assigned, instance=_constructed(facts, unit, expr.value).instance)
         value = value.join(assigned)
     frozen = any(attribute in c.frozen_attributes for c in classes)
-    value = Value(tensor=value.tensor, module=value.module, cuda=value.cuda, instance=value.instance, frozen=frozen)
+    if value == UNKNOWN and attribute in PARAMETER_ATTRIBUTES and _inherits_a_layer(facts, cls):
+        value = TENSOR if frozen else PARAMETER  # `self.weight` of `class SNConv2d(nn.Conv2d)`
+    value = Value(
+        tensor=value.tensor,
+        module=value.module,
+        cuda=value.cuda,
+        instance=value.instance,
+        frozen=frozen,
+        requires_grad=value.requires_grad and not frozen,
+    )
     facts.attribute_cache[key] = value
     return value
+
+
+def _last_word(class_name: str) -> str:
+    """The last word of a class's name: `EmbeddingTracker` -> "tracker", `RNNState` -> "state"."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
+    return words[-1].lower() if words else class_name.lower()
 
 
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is

@@ -276,6 +276,20 @@ def lineage(classes: dict[str, ClassInfo], cls: ClassInfo) -> list[ClassInfo]:
     return chain
 
 
+def heirs(classes: dict[str, ClassInfo], cls: ClassInfo) -> list[ClassInfo]:
+    """The classes of the same file that inherit from `cls` (a mixin's users), and theirs."""
+    return [other for other in classes.values() if other is not cls and cls in lineage(classes, other)]
+
+
+def attribute_family(classes: dict[str, ClassInfo], cls: ClassInfo, attribute: str) -> list[ClassInfo]:
+    """The classes whose assignments say what `self.<attribute>` is in a method of `cls`: the class
+    and its bases, or, when none of them assigns it (a mixin's `self.cache`), the classes using it."""
+    family = lineage(classes, cls)
+    if any(attribute in c.attribute_values for c in family):
+        return family
+    return heirs(classes, cls)
+
+
 @dataclass(frozen=True)
 class LoaderCall:
     """A DataLoader(...) call, with whether it starts worker processes."""
@@ -772,12 +786,14 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
         caller = todo.pop()
         role = next(r for r in spread if r in caller.roles)
         once = run_once_calls(caller)
+        own = lineage(index.classes, caller.cls) if caller.cls is not None else []
         for call, callee in _callees(index, caller):
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
-            if callee.call_sites or (callee.is_method and callee.cls is caller.cls and not callee.roles):
+            on_self = callee.is_method and callee.cls in own  # a base class's method too: `self.W_()`
+            if callee.call_sites or (on_self and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
-            if callee.is_method and callee.cls is caller.cls and not callee.roles and callee.name != "__init__":
+            if on_self and not callee.roles and callee.name != "__init__":
                 name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
                 callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
                 todo.append(callee)

@@ -28,6 +28,8 @@ class Value:
     captured: tuple[str, ...] = ()
     frozen: bool = False  # a module set `requires_grad_(False)`: its output has no graph of its own
     exception: bool = False  # a caught exception: its traceback keeps the frames (TL007)
+    # A leaf that requires grad (a parameter): it carries no history, what is computed from it does.
+    requires_grad: bool = False
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
@@ -43,15 +45,17 @@ class Value:
             captured=self.captured or other.captured,
             frozen=self.frozen and other.frozen,
             exception=self.exception or other.exception,
+            requires_grad=self.requires_grad or other.requires_grad,
         )
 
     def without_graph(self) -> Value:
-        return replace(self, graph=False)
+        return replace(self, graph=False, requires_grad=False)
 
 
 UNKNOWN = Value()
 TENSOR = Value(tensor=True)
 GRAPH = Value(tensor=True, graph=True)
+PARAMETER = Value(tensor=True, requires_grad=True)
 MODULE = Value(module=True)
 CUDA = Value(cuda=True)
 SCALAR = Value(scalar=True)
@@ -160,6 +164,8 @@ _NON_TENSOR_METHODS = frozenset(
     ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
+# The parameters every layer of torch.nn that has any names so.
+PARAMETER_ATTRIBUTES = frozenset(["weight", "bias"])
 _LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
 _NON_TENSOR_ATTRIBUTES = frozenset(
     [
@@ -343,6 +349,8 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         base = evaluate(expr.value, scope)
         if base.module and not base.tensor:
             return MODULE  # self.blocks[i]
+        if base.tensor and _keyed_by_text(expr):
+            return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
         return _derived(base, scope) if base.tensor else UNKNOWN
     if type(expr) is cst.BinaryOperation:
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
@@ -375,6 +383,24 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     return UNKNOWN
 
 
+def _keyed_by_text(expr: cst.Subscript) -> bool:
+    """`batch["end_date_str"]`, `batch["file_name"]`: a subscript by a key that names text."""
+    index = expr.slice[0].slice if len(expr.slice) == 1 else None
+    key = string_value(index.value) if isinstance(index, cst.Index) else None
+    return key is not None and names_text(key)
+
+
+def names_text(name: str) -> bool:
+    """A field named for text, identifiers or kinds, not for tensors: `*_str`, `*name*`, `*path*`,
+    `*file*`, `*date*`, `*text*`, `*_id(s)`, `*types` (`g.canonical_etypes`)."""
+    words = name.lower().replace("-", "_").split("_")
+    return any(w in _TEXT_WORDS for w in words) or words[-1] in ("id", "ids") or words[-1].endswith("types")
+
+
+_TEXT_WORDS = frozenset(["str", "string", "name", "names", "path", "paths", "file", "files", "filename",
+                         "date", "dates", "text", "texts", "caption", "captions", "url", "uid", "key", "keys"])  # fmt: skip
+
+
 def _join(values: object) -> Value:
     result = UNKNOWN
     for value in values:  # type: ignore[attr-defined]
@@ -388,7 +414,7 @@ def _arithmetic(operands: Value, scope: Scope) -> Value:
 
 def _derived(inputs: Value, scope: Scope) -> Value:
     """A tensor computed from `inputs`: it carries their graph (and its sources) if grad is on."""
-    graph = inputs.graph and scope.grad_enabled
+    graph = (inputs.graph or inputs.requires_grad) and scope.grad_enabled
     return Value(tensor=True, graph=graph, sources=inputs.sources if graph else frozenset())
 
 
@@ -411,12 +437,14 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         if known is not None:
             return known
     if base.module and not base.tensor:
+        if name in PARAMETER_ATTRIBUTES:  # `self.fc.weight`: a parameter, unless the module is frozen
+            return TENSOR if base.frozen else PARAMETER
         # `model.encoder` is a submodule; `model.device` or `model.config` are not.
         return UNKNOWN if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") else MODULE
     if not base.tensor:
         return UNKNOWN
-    if name in _NON_TENSOR_ATTRIBUTES:
-        return UNKNOWN
+    if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
+        return UNKNOWN  # `x.shape`, `g.canonical_etypes`, `batch.file_names`
     if names_a_count(name):
         return SCALAR
     if name in _NO_GRAPH_ATTRIBUTES:
@@ -560,7 +588,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if qualified in ("functools.partial",):
         return _partial(call, scope)
     if qualified == "torch.nn.Parameter":
-        return TENSOR  # a leaf: it requires grad but carries no history
+        frozen = argument(call, "requires_grad", 1)
+        return TENSOR if isinstance(frozen, cst.Name) and frozen.value == "False" else PARAMETER
     if qualified in _MODULE_WRAPPERS and call.args:
         wrapped = evaluate(call.args[0].value, scope)
         if wrapped.module and wrapped.instance is not None:

@@ -295,6 +295,8 @@ class GraphAccumulatedInLoop(Rule):
         for collected in facts.collected:
             if _backpropagated(collected):
                 continue  # one loss over micro-batches, backpropagated: gradient accumulation
+            if any(role in collected.unit.roles for role in _FORWARD_CODE):
+                continue  # forward builds the graph its caller asked for (`zip(chunks, sizes_iter)`)
             iterated = cst.Module([]).code_for_node(collected.node.for_in.iter)
             kind = "generator" if isinstance(collected.node, cst.GeneratorExp) else "comprehension"
             yield Report(
@@ -351,6 +353,8 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     lifetime, kind = facts.container_kind(event.unit, target)
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
+    if isinstance(event.node, cst.Assign) and isinstance(target, cst.Name) and lifetime == "attribute":
+        return None  # `w = self.weight; w = w - w.mean()` binds the name anew: the attribute is unchanged
     called_object = role is Role.STEP and event.unit.name == "__call__"
     if (role is Role.FORWARD or called_object) and root.split(".")[0] in _inputs(event.unit):
         # `g.edata["m"] = g.edata["m"] + x` on the graph `forward` is handed, a cache or a loss object
