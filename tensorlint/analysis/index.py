@@ -61,9 +61,12 @@ TRAINING_STEPS = frozenset(["training_step", "train_step"])
 
 
 def is_step_method(name: str) -> bool:
-    """Per-batch methods by their names: the frameworks' (`training_step`, `on_train_batch_end`), and
-    any `*_step`/`*_batch` method (`eval_step`, `watch_batch`). A bare `step` is an optimizer's."""
+    """Per-batch methods by their names: the frameworks' (`training_step`, `on_train_batch_end`),
+    any `*_step`/`*_batch` method (`eval_step`, `watch_batch`), and per-iteration hooks
+    (`after_train_iter`, `on_iteration_end`). A bare `step` is an optimizer's."""
     words = name.lower().split("_")
+    if words[0] in ("after", "before", "on") and {"iter", "iteration"} & set(words):
+        return True
     return name in STEP_METHODS or (name != "step" and bool({"step", "batch"} & set(words)))
 
 
