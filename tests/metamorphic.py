@@ -289,7 +289,7 @@ _EVIDENCE_WORDS = (  # anywhere in the name
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
-     "split", "phase", "prefix", "set", "ds", "dl"]
+     "split", "phase", "prefix", "set", "ds", "dl", "log", "logs", "logging", "info", "infos"]
 )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ walk (flow.py) nor the project (project.py): the walk fills it, and the project 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     attribute_family,
+    callees,
     field_factory,
     lineage,
     placed,
@@ -28,6 +29,7 @@ from tensorlint.analysis.index import (
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
 from tensorlint.analysis.values import UNKNOWN, Value
+from tensorlint.analysis.walk import walk
 
 if TYPE_CHECKING:  # the type of a field only: project.py holds Facts, so it cannot be imported here
     from tensorlint.analysis.project import Project
@@ -337,8 +339,45 @@ def flowing_into(flows: Iterable[tuple[set[str], set[str]]], seeds: set[str]) ->
 
 
 def bounded_per_call(facts: Facts, store: Store) -> bool:
-    """Whether the call that stores also empties the container on every path: one call's worth."""
-    return store.fresh or root_name(store.container) in facts.reset_in_call.get(id(store.unit), frozenset())
+    """Whether the call that stores also empties the container on every path: one call's worth.
+    For a helper of a per-step method, whether every step that calls it empties the container in
+    the same call, itself or through a method it calls (`_maybe_compute_loss` appends a
+    micro-batch's loss, the step's `_update_losses` hands them over and clears the list)."""
+    root = root_name(store.container)
+    if store.fresh or root in facts.reset_in_call.get(id(store.unit), frozenset()):
+        return True
+    owner = store.unit.self_name
+    if root is None or owner is None or not root.startswith(f"{owner}."):
+        return False  # only the object's own state is the same container in its caller
+    callers = {id(caller): caller for _, caller in store.unit.call_sites}
+    return bool(callers) and all(
+        caller.self_name == owner and _empties(facts, caller, root) for caller in callers.values()
+    )
+
+
+def _empties(facts: Facts, unit: Unit, root: str) -> bool:
+    """Whether every call of `unit` empties `root`: itself, or through a function it calls on
+    every path (not in a loop, a handler or an `if` that may not run)."""
+    if root in facts.reset_in_call.get(id(unit), frozenset()):
+        return True
+    always = {id(node) for statement in _every_path(unit.node) for node in walk(statement)}
+    return any(
+        id(call) in always and root in facts.reset_in_call.get(id(callee), frozenset())
+        for call, callee in callees(facts.index, unit)
+    )
+
+
+def _every_path(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
+    """The simple statements of a function that run on every call: its top level, and the bodies
+    of `with`, `try` (not its handlers) and `if True:` there."""
+    body = getattr(node, "body", None)
+    for statement in body.body if isinstance(body, cst.IndentedBlock) else []:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield statement
+        elif isinstance(statement, (cst.With, cst.Try)) or (
+            isinstance(statement, cst.If) and isinstance(statement.test, cst.Name) and statement.test.value == "True"
+        ):
+            yield from _every_path(statement)
 
 
 def tensor_keyed(facts: Facts, store: Store) -> str | None:

@@ -591,6 +591,8 @@ class _Walker:
                     self._block(statement.orelse.body)
             self.env = _join_env(after_body, self.env)
             self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
+            if isinstance(statement.test, cst.Name) and statement.test.value == "True":
+                self.fresh = fresh_after_body  # `if True:` always runs its body
             self.fresh &= fresh_after_body
             for mine, theirs in zip(self.iteration_fresh, iteration_after_body, strict=True):
                 mine &= theirs
@@ -602,7 +604,8 @@ class _Walker:
         elif isinstance(statement, (cst.Try, cst.TryStar)):
             fresh = set(self.fresh)
             self._block(statement.body)
-            self.fresh &= fresh  # a handler may run after any statement of the body
+            if not all(_reraises(handler) for handler in statement.handlers):
+                self.fresh &= fresh  # a handler that goes on may run after any statement of the body
             for handler in statement.handlers:
                 if handler.name is not None and isinstance(handler.name.name, cst.Name):
                     self.env[handler.name.name.value] = EXCEPTION
@@ -979,9 +982,14 @@ class _Walker:
             elif known_elements := self._forward_without_graph(value_expr, len(target.elements)):
                 for position, element in enumerate(target.elements):  # loss, acc = model(x)
                     self._bind(element.value, known_elements.get(position, value))
-            elif value.graph and any(_names_a_count(e.value) for e in target.elements):
-                for element in target.elements:  # `scores, decode_lengths = decoder(x)`: the lengths are ints
-                    self._bind(element.value, SCALAR if _names_a_count(element.value) else value)
+            elif value.graph and any(_names_a_count(e.value) or _names_a_log(e.value) for e in target.elements):
+                for element in target.elements:
+                    # `scores, decode_lengths = decoder(x)`: the lengths are ints; `loss, log_vars =
+                    # model(x)`: the log is the numbers reported (`.item()`), the loss keeps the graph
+                    if _names_a_count(element.value):
+                        self._bind(element.value, SCALAR)
+                    else:
+                        self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)
             else:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
@@ -1722,6 +1730,15 @@ def _field_or_tuple(expr: cst.BaseExpression) -> bool:
 _TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "imag"])
 
 
+def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+    """`except KeyError: raise`: the handler ends by raising, so code after the `try` runs only
+    when its body ran to the end."""
+    if isinstance(handler.body, cst.SimpleStatementSuite):  # `except KeyError: raise`
+        return isinstance(handler.body.body[-1], cst.Raise)
+    last = handler.body.body[-1] if handler.body.body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
 def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
     """A collection whose items are the same on every call: `range(n)`, `self.heads`, and fields
     named for kinds or names (`g.canonical_etypes`, `self.task_names`), also under `enumerate`."""
@@ -2350,3 +2367,12 @@ def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
 
 def _names_a_count(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Name) and names_a_count(target.value)
+
+
+# Names for the record of numbers a step reports beside its loss (`loss, log_vars = ...`).
+_LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output", "logging_outputs", "log_info",
+                        "info", "infos", "extra_info"])  # fmt: skip
+
+
+def _names_a_log(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Name) and target.value.lower() in _LOG_NAMES

@@ -767,7 +767,7 @@ def _spread_worker_role(index: ModuleIndex) -> None:
     todo = [unit for unit in index.units if Role.WORKER in unit.roles]
     while todo:
         caller = todo.pop()
-        for _, callee in _callees(index, caller):
+        for _, callee in callees(index, caller):
             if Role.WORKER not in callee.roles:
                 callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
                 callee.loaders.extend(caller.loaders)
@@ -790,7 +790,7 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
         role = next(r for r in spread if r in caller.roles)
         once = run_once_calls(caller)
         own = lineage(index.classes, caller.cls) if caller.cls is not None else []
-        for call, callee in _callees(index, caller):
+        for call, callee in callees(index, caller):
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
             on_self = callee.is_method and callee.cls in own  # a base class's method too: `self.W_()`
@@ -848,7 +848,7 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     for c in classes:
         for method in c.methods.values():
             caller = index.method_units[id(method)]
-            for _, callee in _callees(index, caller):
+            for _, callee in callees(index, caller):
                 callers.setdefault(id(callee), []).append(caller)
     built: dict[int, bool] = {}
 
@@ -890,7 +890,8 @@ def _lazily_set(test: cst.BaseExpression) -> str | None:
     return None
 
 
-def _callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
+def callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
+    """The calls of `caller` that run a function of this module, with the function they run."""
     for node, _ in placed(caller, cst.Call):
         yield from ((node, callee) for callee in _called_units(index, node, caller))
 
@@ -1070,7 +1071,7 @@ def _called_by_its_class(index: ModuleIndex, method: Unit) -> bool:
         callee is method
         for other in index.method_units.values()
         if other.cls is method.cls and other is not method
-        for _, callee in _callees(index, other)
+        for _, callee in callees(index, other)
     )
 
 
