@@ -474,8 +474,10 @@ def rename_defined_names(fixture: Fixture) -> cst.Module | None:
     keywords (`forward`, `training_step`, a meter's `update`, Lightning's `on_*`) and their
     parameters, parameters passed by keyword anywhere in the file, class attributes, public
     methods of classes with a library base, methods read on other objects than their instance,
-    names spelled in strings, and names that carry a word the analysis takes as evidence by
-    design (`_EVIDENCE_WORDS`, `_EVIDENCE_PARTS`: `loss`, `criterion`, `model`, `loader`, `key`).
+    names spelled in strings, names that carry a word the analysis takes as evidence by
+    design (`_EVIDENCE_WORDS`, `_EVIDENCE_PARTS`: `loss`, `criterion`, `model`, `loader`, `key`,
+    `log`), and an object named for a class of the file with that class (`tracker` and
+    `EmbeddingTracker`: the name is the evidence of its class).
     Renaming those to neutral names would remove evidence, not spelling; every other name of the
     file gets a neutral one, so that no word the analysis might have learned survives.
     """

@@ -21,10 +21,12 @@ class TensorKeptInForward(Rule):
     a plain wrapper's too), hooks however they are registered (functions, bound methods of any
     object, callable instances, `functools.partial`, hooks returned by a factory), per-step
     methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
-    any `*_step` or `*_batch` method, `on_*_batch_end`, and a module function whose name ends so), a
+    any `*_step` or `*_batch` method, `on_*_batch_end`, per-iteration hooks such as
+    `after_train_iter`, and a module function whose name ends so), a
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
-    decides), and the methods of `self` they call.
+    decides), and the methods of `self` they call (a base class's or a mixin's too, whose
+    containers are the attributes its subclasses make).
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
@@ -54,7 +56,11 @@ class TensorKeptInForward(Rule):
     Not reported: containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class or by the object that owns it
     (`del self.child.feats[:]`; `if name not in acts: acts[name] = []` only creates a missing
-    list, it empties none), appends capped by a length test (`if len(pool) < size:`),
+    list, it empties none), a helper's list that every step calling it empties on every path
+    (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
+    are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
+    over `range(...)` or over an attribute of `self`), fields named for text or identifiers
+    (`batch["file_name"]`, `batch["sample_ids"]`), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a

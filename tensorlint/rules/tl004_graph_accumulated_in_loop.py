@@ -71,7 +71,8 @@ class GraphAccumulatedInLoop(Rule):
     (`def fit(model, loader, history)`), of the one class (or class family: a base whose method
     does nothing, and its overrides) of the file that defines the method called on it
     (`history.record(loss)`), except for the methods of builtin containers (`update`, `append`,
-    `get`): `logs.update(...)` stays a dict's. Objects called through their base class count
+    `get`): `logs.update(...)` stays a dict's, unless the object is named for the class
+    (`tracker.update(emb)` beside `class EmbeddingTracker`). Objects called through their base class count
     too: `for cb in self.callbacks: cb.on_batch_end(self, loss)`, with `callbacks:
     list[Callback]` or a `Callback` family in the file, keeps what any override keeps. A function of the file that the loop
     calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`) runs once per batch:
@@ -84,13 +85,16 @@ class GraphAccumulatedInLoop(Rule):
     `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`,
     `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`), and buffers that it writes
     in place with a live value (`self.queue[ptr] = k`, `self.center.copy_(h.mean(0))`,
-    `index_copy_`, `scatter_`, `fill_`): autograd records an in-place write on the buffer,
+    `index_copy_`, `scatter_`, `fill_`; also a singular value computed from the layer's own
+    weight, `self.sigma[:] = u @ w @ v`, in a spectral-norm mixin that `forward` calls): autograd records an in-place write on the buffer,
     chained to the buffer's earlier history, so the chain gains every call's graph (measured
     with `tensorlint verify` on CPU and an H200: in a train step, +8 autograd nodes per call on
     the host and no tensor bytes, since `backward()` frees the activations; without a backward
     through them, each call's activations stay too). Not reported there: writes under
     `torch.no_grad()` (also a helper decorated with it), of detached values or values without a
-    graph, in `__init__`, and slots of a list attribute (`self.outputs[i] = h` replaces one).
+    graph, in `__init__`, slots of a list attribute (`self.outputs[i] = h` replaces one), an
+    attribute moved or cast (`self.logvar = self.logvar.cuda()`), and a local copy bound anew
+    (`w = self.weight; w = w - w.mean()` leaves the weight as it was).
 
     ## Why is this bad?
     Each such value keeps its autograd graph alive, so the accumulator keeps every
@@ -119,7 +123,9 @@ class GraphAccumulatedInLoop(Rule):
     returns, directly or through other lists (one embedding per adapter, returned), values
     assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
     made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
-    `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers,
+    `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers, the
+    log record unpacked beside a loss (`loss, log_vars = model(x)`: the numbers a step reports),
+    comprehensions in `forward` (one graph, the one its caller asked for),
     slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
     on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
     project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`, also
