@@ -36,6 +36,7 @@ from libcst.metadata import (
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
 from helpers import FIXTURES, MARKER, fixture_codes, leak_rule_fixtures, markers
+from tensorlint.analysis.names import class_word
 from tensorlint.analysis.syntax import concatenated_operand
 from tensorlint.engine import lint_source
 
@@ -301,11 +302,6 @@ def _framework_name(name: str) -> bool:
     return _is_dunder(name) or name in _FRAMEWORK_NAMES or bool(_FRAMEWORK_PATTERN.search(name))
 
 
-def _last_word(class_name: str) -> str:
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
-    return words[-1].lower() if words else class_name.lower()
-
-
 def _is_evidence(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _EVIDENCE_WORDS) or bool(_EVIDENCE_PARTS & set(lowered.split("_")))
@@ -334,7 +330,7 @@ class _RenamePlan:
         """Names of objects named for a class of the file (`tracker`, `val_tracker` for
         `EmbeddingTracker`), and those classes: the analysis takes such an object for an instance
         of the class (`tracker.update(x)`) by design, so both keep their names."""
-        words = {_last_word(name): name for name in self.classes}
+        words = {class_word(name): name for name in self.classes}
         objects = {name for name in self.fixture.identifiers if name.lower().rsplit("_", 1)[-1] in words}
         return frozenset(objects | {words[name.lower().rsplit("_", 1)[-1]] for name in objects})
 

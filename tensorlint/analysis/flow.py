@@ -13,7 +13,6 @@ module's `facts.Facts`:
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -60,6 +59,7 @@ from tensorlint.analysis.names import (
     Imports,
     argument,
     callee_name,
+    class_word,
     dotted_name,
     names_in,
     receiver,
@@ -377,7 +377,7 @@ class _Walker:
             return None  # `super().forward(x)`, `F.relu(x)`: not an object the caller passes
         if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS:
             word = dotted.rsplit(".", 1)[-1].rsplit("_", 1)[-1].lower()
-            named = [cls for cls in self.index.classes.values() if _last_word(cls.name) == word]
+            named = [cls for cls in self.index.classes.values() if class_word(cls.name) == word]
             if len(named) != 1 or method_name not in named[0].methods or evaluate(owner, self) != UNKNOWN:
                 return None
             return self.facts, self.index.method_units[id(named[0].methods[method_name])]
@@ -1972,8 +1972,8 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
 
 
 def _inherits_a_layer(facts: Facts, cls: ClassInfo) -> bool:
-    """A subclass of a torch.nn layer (`nn.Conv2d`, not `nn.Module`), or a mixin that only such
-    subclasses in the file use: it has the layer's `weight` and `bias` without assigning them."""
+    """A subclass of a torch.nn layer (`nn.Conv2d`, not `nn.Module`), or a mixin that such a
+    subclass in the file uses: `self.weight` and `self.bias` are the layer's, never assigned."""
     family = lineage(facts.index.classes, cls)
     if not cls.is_module:
         family = heirs(facts.index.classes, cls)
@@ -2019,12 +2019,6 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     )
     facts.attribute_cache[key] = value
     return value
-
-
-def _last_word(class_name: str) -> str:
-    """The last word of a class's name: `EmbeddingTracker` -> "tracker", `RNNState` -> "state"."""
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
-    return words[-1].lower() if words else class_name.lower()
 
 
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is

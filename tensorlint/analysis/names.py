@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -174,3 +175,10 @@ def string_value(expr: cst.BaseExpression) -> str | None:
         if isinstance(head, cst.FormattedStringText):
             return head.value
     return None
+
+
+def class_word(class_name: str) -> str:
+    """The last word of a class's name, for the objects named for it: `EmbeddingTracker` ->
+    "tracker", `AverageMeter` -> "meter", `RNNState` -> "state"."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
+    return words[-1].lower() if words else class_name.lower()

@@ -164,7 +164,7 @@ _NON_TENSOR_METHODS = frozenset(
     ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
-# The parameters every layer of torch.nn that has any names so.
+# What torch.nn's layers name their parameters.
 PARAMETER_ATTRIBUTES = frozenset(["weight", "bias"])
 _LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
 _NON_TENSOR_ATTRIBUTES = frozenset(
@@ -391,10 +391,10 @@ def _keyed_by_text(expr: cst.Subscript) -> bool:
 
 
 def names_text(name: str) -> bool:
-    """A field named for text, identifiers or kinds, not for tensors: `*_str`, `*name*`, `*path*`,
-    `*file*`, `*date*`, `*text*`, `*_id(s)`, `*types` (`g.canonical_etypes`)."""
+    """A field named for text or kinds, not for tensors: `*_str`, `*name*`, `*path*`, `*file*`,
+    `*date*`, `*text*`, `*types` (`g.canonical_etypes`). (Not `*_ids`: `input_ids` are tensors.)"""
     words = name.lower().replace("-", "_").split("_")
-    return any(w in _TEXT_WORDS for w in words) or words[-1] in ("id", "ids") or words[-1].endswith("types")
+    return any(w in _TEXT_WORDS for w in words) or words[-1].endswith("types")
 
 
 _TEXT_WORDS = frozenset(["str", "string", "name", "names", "path", "paths", "file", "files", "filename",

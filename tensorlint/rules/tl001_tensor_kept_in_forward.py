@@ -59,8 +59,8 @@ class TensorKeptInForward(Rule):
     list, it empties none), a helper's list that every step calling it empties on every path
     (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
-    over `range(...)` or over an attribute of `self`), fields named for text or identifiers
-    (`batch["file_name"]`, `batch["sample_ids"]`), appends capped by a length test (`if len(pool) < size:`),
+    over `range(...)` or over an attribute of `self`), fields named for text or kinds
+    (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
