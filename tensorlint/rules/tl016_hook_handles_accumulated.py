@@ -13,6 +13,7 @@ from tensorlint.analysis import (
     Unit,
     bounded_per_call,
     callee_name,
+    callees,
     hook_registration,
     is_training_iteration,
     mentions,
@@ -221,14 +222,7 @@ def _register_remove_cycle(facts: Facts, store: Store) -> str | None:
 
 def _self_callees(facts: Facts, unit: Unit) -> list[Unit]:
     """The methods of the same class that `unit` calls on `self`."""
-    called: list[Unit] = []
-    for call, _ in placed(unit, cst.Call):
-        func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == unit.self_name:
-            method = unit.cls.methods.get(func.attr.value) if unit.cls else None
-            if method is not None:
-                called.append(facts.index.method_units[id(method)])
-    return called
+    return [callee for _, callee in callees(facts.index, unit) if callee.is_method and callee.cls is unit.cls]
 
 
 def _tested(store: Store, container: str) -> bool:
