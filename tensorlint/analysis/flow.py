@@ -107,6 +107,7 @@ from tensorlint.analysis.values import (
     is_model_name,
     is_torch_module_class,
     names_a_count,
+    names_a_log,
     names_a_loss_value,
     names_text,
 )
@@ -1686,7 +1687,7 @@ def _paired_items(
     elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
     if not elements or not isinstance(iterable, cst.Call):
         return [(target, iterable)]
-    name = iterable.func.value if isinstance(iterable.func, cst.Name) else callee_name(iterable)
+    name = callee_name(iterable)
     args = [a.value for a in iterable.args if a.keyword is None]
     if len(elements) == 2 and name == "enumerate" and len(args) == 1:
         return [(elements[0], None), *_paired_items(elements[1], args[0])]
@@ -2363,10 +2364,5 @@ def _names_a_count(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Name) and names_a_count(target.value)
 
 
-# Names for the record of numbers a step reports beside its loss (`loss, log_vars = ...`).
-_LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output", "logging_outputs", "log_info",
-                        "info", "infos", "extra_info"])  # fmt: skip
-
-
 def _names_a_log(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Name) and target.value.lower() in _LOG_NAMES
+    return isinstance(target, cst.Name) and names_a_log(target.value)

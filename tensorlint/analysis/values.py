@@ -251,6 +251,16 @@ def is_model_name(name: str) -> bool:
     return lowered in MODEL_WORDS or lowered.rsplit("_", 1)[-1] in MODEL_WORDS - {"module"}
 
 
+def names_a_log(name: str) -> bool:
+    """The record of numbers a step reports beside its loss: `loss, log_vars = model(x)`,
+    `loss, sample_size, logging_output = criterion(model, sample)`."""
+    return name.lower() in _LOG_NAMES
+
+
+_LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output", "logging_outputs", "log_info",
+                        "info", "infos", "extra_info"])  # fmt: skip
+
+
 def names_a_count(name: str) -> bool:
     """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `decode_lengths`: a size, a count
     or lengths, Python ints (graph libraries' batched graphs have these next to their tensors; a
