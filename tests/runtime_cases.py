@@ -54,6 +54,8 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("tl011_retain_graph_rebound.py", {"kind": "loop", "name": "train", "line": "loss.backward("}, "not reproduced", 0, ""),
     ("tl011_fixed.py", {"kind": "loop", "name": "train", "line": "loss.backward("}, "not reproduced", 0, ""),
     ("pool_del_loop_variable.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "TensorManager._tensors"),
+    ("tl001_step_device_scores.py", {"kind": "call", "name": "step"}, "confirmed", 16 * KIB, "SCORES"),
+    ("tl001_step_device_scores_fixed.py", {"kind": "call", "name": "step"}, "not reproduced", 0, ""),
     ("kept_exception.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "traceback of RuntimeError kept in global `errors`"),
     ("tl012_default_list.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "global `collect`"),
     ("tl012_default_none_fixed.py", {"kind": "call", "name": "step"}, "not reproduced", 0, ""),

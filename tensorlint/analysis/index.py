@@ -1359,6 +1359,9 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         return False  # `xs = [*xs, h]` keeps every item and adds one
     if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
         return True
+    if isinstance(value, (cst.ListComp, cst.DictComp)):
+        # `self._buckets = [[] for _ in devices]`, `{k: [] for k in keys}`: fresh empty lists
+        return resets_container(value.elt if isinstance(value, cst.ListComp) else value.value, target)
     if isinstance(value, cst.Call) and callee_name(value) in (
         "list",
         "dict",

@@ -30,6 +30,7 @@ class Value:
     exception: bool = False  # a caught exception: its traceback keeps the frames (TL007)
     # A leaf that requires grad (a parameter): it carries no history, what is computed from it does.
     requires_grad: bool = False
+    host: bool = False  # in host memory (`x.cpu()`, `torch.from_numpy(a)`): kept, it costs no device memory
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
@@ -46,6 +47,7 @@ class Value:
             frozen=self.frozen and other.frozen,
             exception=self.exception or other.exception,
             requires_grad=self.requires_grad or other.requires_grad,
+            host=(self.host or not self.tensor) and (other.host or not other.tensor) and (self.tensor or other.tensor),
         )
 
     def without_graph(self) -> Value:
@@ -423,9 +425,10 @@ def _arithmetic(operands: Value, scope: Scope) -> Value:
 
 
 def _derived(inputs: Value, scope: Scope) -> Value:
-    """A tensor computed from `inputs`: it carries their graph (and its sources) if grad is on."""
+    """A tensor computed from `inputs`: it carries their graph (and its sources) if grad is on,
+    and it is where they are."""
     graph = (inputs.graph or inputs.requires_grad) and scope.grad_enabled
-    return Value(tensor=True, graph=graph, sources=inputs.sources if graph else frozenset())
+    return Value(tensor=True, graph=graph, sources=inputs.sources if graph else frozenset(), host=inputs.host)
 
 
 def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: Scope) -> Value:
@@ -595,6 +598,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return EXCEPTION  # the traceback and its frames come with it
     if qualified == "torch.device":
         return _device(call, scope)
+    if last in ("clip_grad_norm_", "get_total_norm") and namespace.startswith("torch.nn.utils"):
+        return TENSOR  # the total norm of the gradients, on their device
     if qualified in ("functools.partial",):
         return _partial(call, scope)
     if qualified == "torch.nn.Parameter":
@@ -620,18 +625,31 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if namespace in _TENSOR_NAMESPACES and last[:1].islower() and not _torch_non_tensor(last):
         if last in _NO_GRAPH_METHODS:
             return TENSOR  # `torch.argmax(p, 1)`, `torch.bincount(idx)`, `torch.eq(a, b)`: integers or booleans
+        if last in _FACTORIES and not _given_a_device(call) and not _requires_grad(call):
+            return Value(tensor=True, host=True)  # made with no device given: in host memory
         args = _join(evaluate(arg.value, scope) for arg in call.args)
         if last in _TORCH_SHAPED_LIKE:
             args = Value(tensor=True)  # `torch.zeros_like(x)` takes x's shape, not its history
-        requires_grad = any(
-            arg.keyword is not None
-            and arg.keyword.value == "requires_grad"
-            and isinstance(arg.value, cst.Name)
-            and arg.value.value == "True"
-            for arg in call.args
-        )
-        return _derived(args.join(Value(graph=requires_grad)), scope)
+        return _derived(args.join(Value(graph=_requires_grad(call))), scope)
     return None
+
+
+# torch functions that make a tensor from nothing or from host data: on the host unless given a device.
+_FACTORIES = frozenset(
+    ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand",
+     "randn", "randint", "randperm"]
+)  # fmt: skip
+
+
+def _given_a_device(call: cst.Call) -> bool:
+    """`device=` passed, or perhaps inside `**factory_kwargs`."""
+    return argument(call, "device") is not None or any(arg.star == "**" for arg in call.args)
+
+
+def _requires_grad(call: cst.Call) -> bool:
+    """`torch.zeros(3, requires_grad=True)`: a leaf whose results carry a graph."""
+    flag = argument(call, "requires_grad")
+    return isinstance(flag, cst.Name) and flag.value == "True"
 
 
 _INTEGER_DTYPES = frozenset(
@@ -658,6 +676,36 @@ def _device(call: cst.Call, scope: Scope) -> Value:
     return CUDA if evaluate(call.args[0].value, scope).cuda else UNKNOWN
 
 
+def _moved(value: Value, name: str, call: cst.Call, scope: Scope) -> Value:
+    """The result of tensor method `name`, in host memory after `.cpu()` or `.to("cpu")`, on a
+    device after `.cuda()` or `.to(device)` (not after a cast: `.to(torch.float16)`)."""
+    if name == "cpu" or (name == "to" and call.args and _names_the_host(call.args[0].value, scope)):
+        return replace(value, host=True)
+    if name == "cuda" or (name == "to" and not _only_a_dtype(call, scope)):
+        return replace(value, host=False)
+    return value
+
+
+def _names_the_host(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if type(expr) is cst.Call and scope.imports.qualify(expr.func) == "torch.device" and expr.args:
+        expr = expr.args[0].value
+    return string_value(expr) == "cpu"
+
+
+def _only_a_dtype(call: cst.Call, scope: Scope) -> bool:
+    """`x.to(torch.float16)`, `x.to(dtype=torch.long)`: a cast, which leaves the tensor where it is."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value != "dtype":
+            return False
+        qualified = scope.imports.qualify(arg.value)
+        if arg.keyword is None and (
+            qualified is None or not qualified.startswith("torch.") or qualified == "torch.device"
+        ):
+            return False
+    return bool(call.args)
+
+
 def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value | None:
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
@@ -670,8 +718,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
         if name in _NON_TENSOR_METHODS or names_a_count(name):
             return SCALAR
         if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
-            return TENSOR  # `.to(torch.long)`: integers carry no gradient
-        return _derived(recv, scope)
+            return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
+        return _moved(_derived(recv, scope), name, call, scope)
     if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
         return TENSOR  # only tensors have .detach(); `.to(device, non_blocking=True)` moves a batch
     if name in ("item", "tolist"):

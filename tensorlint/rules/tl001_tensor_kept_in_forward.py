@@ -6,7 +6,17 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import Facts, Role, Store, bounded_per_call, root_name, tensor_keyed
+from tensorlint.analysis import (
+    Facts,
+    Role,
+    Store,
+    bounded_per_call,
+    dotted_name,
+    placed,
+    root_name,
+    target_names,
+    tensor_keyed,
+)
 from tensorlint.rule import Report, Rule
 
 # Code that runs once per batch: `forward`, hooks, and the per-step methods frameworks call.
@@ -43,6 +53,11 @@ class TensorKeptInForward(Rule):
     (pytorch-lightning#15514; Lightning 2.0 removed the hook for this reason). A function of the
     file that a loop over batches calls by name is part of that loop: what it appends with a
     graph is TL004's.
+    A per-step method or function that keeps a device tensor without its graph (`loss.detach()`,
+    a batch's scores, `clip_grad_norm_`'s result) is reported when nothing ever empties the
+    list or dict: a global, a container its caller made once before all its loops, or an
+    attribute of an object that this module does not make (where it does, TL014 judges the loop
+    that updates it and the reset it lacks).
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -51,7 +66,9 @@ class TensorKeptInForward(Rule):
     `self.cache.append(h)` of a 256x4096 activation keeps 4 MiB per call, and so does
     `self.cache.append(h.detach().clone())`: `.detach()` drops the autograd graph but not the
     tensor, so it does not bound the cache. A forward hook that does `acts.append(output)` keeps
-    4 MiB per call in the same way.
+    4 MiB per call in the same way. Outside `forward` the same holds for what a step keeps
+    without its graph: a detached 64x64 float32 score tensor kept by an evaluation step in a
+    list nothing empties adds 16 KiB per call (the verifier, `fixtures/runtime/`).
 
     Not reported: containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class or by the object that owns it
@@ -65,9 +82,11 @@ class TensorKeptInForward(Rule):
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
-    argument, `activation[name] = output` in a hook factory), detached values that a meter or
-    metric that is not a module collects by design, and containers whose kind the file does not
-    show.
+    argument, `activation[name] = output` in a hook factory), detached values that a meter,
+    metric or step collects until it is emptied (Lightning's `validation_step_outputs` cleared
+    in `on_validation_epoch_end`, a meter made afresh each epoch, a dict the loop makes at the
+    top of each epoch) or keeps in host memory (`.cpu()`, `torch.zeros(n)` made without a
+    device), and containers whose kind the file does not show.
 
     ## Example
     ```python
@@ -181,7 +200,10 @@ class TensorKeptInForward(Rule):
                 continue  # a function a loop over batches calls: the loop's history, TL004's
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
-            if role is Role.STEP and not store.value.graph and not (store.unit.cls and store.unit.cls.is_module):
+            # A collector that keeps device tensors and is never emptied grows for the whole run.
+            kept_for_the_run = role is Role.STEP and not store.value.graph and _kept_for_the_run(facts, store)
+            of_a_module = store.unit.cls is not None and store.unit.cls.is_module
+            if role is Role.STEP and not store.value.graph and not of_a_module and not kept_for_the_run:
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
@@ -197,7 +219,15 @@ class TensorKeptInForward(Rule):
             where = f"of a hook {why}" if role in (Role.MODULE_HOOK, Role.TENSOR_HOOK) else f"of {why}"
             name = root_name(store.container)  # `self.stats` for self.stats["float"].append(y)
             container = f"`{name}`" if name else "a container"
-            if graphs_until_cleared:
+            if kept_for_the_run:
+                cls = store.unit.cls
+                until = f"as long as its `{cls.name}` lives" if lifetime == "attribute" and cls else "the whole run"
+                message = (
+                    f"{container} keeps a device tensor from every call {where} and nothing empties it: "
+                    f"device memory grows by the tensor's size every step, for {until}; "
+                    "store `.item()` or `.cpu()`, or empty it once per epoch"
+                )
+            elif graphs_until_cleared:
                 message = (
                     f"{container} keeps the autograd graph of every call {where} until it is cleared: "
                     "each step's activations stay alive until then; store `.detach()` (or `.item()`)"
@@ -212,6 +242,30 @@ class TensorKeptInForward(Rule):
             yield Report(store.node, message)
         for output in facts.epoch_outputs:
             yield Report(output.node, _epoch_output_message(output))
+
+
+def _kept_for_the_run(facts: Facts, store: Store) -> bool:
+    """A tensor on the device, kept in a list or dict that nothing empties: a global, a container
+    the caller made once before its loops, or an attribute of an object this module does not make
+    (where it does, TL014 judges the loop that updates it and the reset it lacks)."""
+    value = store.value
+    if not value.tensor or value.host or value.scalar or value.instance is not None:
+        return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
+    lifetime, kind = facts.container_kind(store.unit, store.container)
+    if kind not in ("list", "dict"):
+        return False
+    if lifetime == "attribute":
+        cls = store.unit.cls
+        return cls is not None and not any(
+            dotted_name(call.func) == cls.name for unit in facts.index.units for call, _ in placed(unit, cst.Call)
+        )
+    if lifetime == "argument":
+        caller, passed = store.unit.given_containers[root_name(store.container) or ""]
+        return not any(
+            place.loops and passed in target_names(assign.targets[0].target)
+            for assign, place in placed(caller, cst.Assign)
+        )
+    return lifetime == "global"
 
 
 def _epoch_output_message(output: Store) -> str:
