@@ -494,6 +494,8 @@ class _Walker:
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
                 value = TENSOR  # Lightning hands a step the loader's batch: tensors, without a graph
+            elif name == "outputs" and unit.is_method and _a_batch_end_hook(unit.name) and not words:
+                value = TENSOR  # what the step returned, its `loss` detached by Lightning
             else:
                 value = UNKNOWN
             if param.default is not None and evaluate(param.default, self).cuda and self._default_applies(param):
@@ -654,6 +656,8 @@ class _Walker:
             module=iterated.module and not iterated.tensor,  # `for layer in self.layers`
             instance=None if iterated.tensor else self._item_class(iterable),
             sources=iterated.sources,  # `for v in given.values()`: each item carries the argument's graph
+            requires_grad=iterated.requires_grad,  # `for p in model.parameters()`
+            host=iterated.host,
         )
 
     def _item_class(self, iterated: cst.BaseExpression) -> str | None:
@@ -1693,8 +1697,8 @@ def _paired_items(
         return [(elements[0], None), *_paired_items(elements[1], args[0])]
     if name == "zip" and len(args) == len(elements) and isinstance(iterable.func, cst.Name):
         return [pair for element, arg in zip(elements, args, strict=True) for pair in _paired_items(element, arg)]
-    if len(elements) == 2 and name == "items":
-        return [(elements[0], None), (elements[1], iterable)]  # a key, not a tensor
+    if len(elements) == 2 and name in ("items", "named_parameters", "named_buffers"):
+        return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
 
 
@@ -1740,13 +1744,27 @@ def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
 
 
+def _a_batch_end_hook(name: str) -> bool:
+    """Lightning's `on_train_batch_end`, `on_validation_batch_end`, ...: given the step's outputs."""
+    return name.startswith("on_") and name.endswith("_batch_end")
+
+
+_MODULE_STRUCTURE = frozenset(
+    ["parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+     "named_children"]
+)  # fmt: skip
+
+
 def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
-    """A collection whose items are the same on every call: `range(n)`, `self.heads`, and fields
-    named for kinds or names (`g.canonical_etypes`, `self.task_names`), also under `enumerate`."""
+    """A collection whose items are the same on every call: `range(n)`, `self.heads`, a model's
+    parameters and modules, and fields named for kinds or names (`g.canonical_etypes`,
+    `self.task_names`), also under `enumerate`."""
     if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "sorted", "list"):
         return len(iterable.args) == 1 and _fixed_collection(iterable.args[0].value, unit)
     if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range":
         return True
+    if isinstance(iterable, cst.Call) and callee_name(iterable) in _MODULE_STRUCTURE:
+        return True  # `model.named_parameters()`: the same names every call
     if self_attribute(unit, iterable) is not None:
         return True
     return isinstance(iterable, cst.Attribute) and names_text(iterable.attr.value)

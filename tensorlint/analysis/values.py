@@ -378,9 +378,9 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if type(expr) is cst.IfExp:
         return _branch(expr.body, expr.test, True, scope).join(_branch(expr.orelse, expr.test, False, scope))
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-        return _join(evaluate(e.value, scope) for e in expr.elements)
+        return _elements([evaluate(e.value, scope) for e in expr.elements])
     if type(expr) is cst.Dict:
-        return _join(evaluate(e.value, scope) for e in expr.elements if isinstance(e, cst.DictElement))
+        return _elements([evaluate(e.value, scope) for e in expr.elements if isinstance(e, cst.DictElement)])
     if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return _comprehension(expr, scope)
     if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
@@ -411,6 +411,13 @@ def names_text(name: str) -> bool:
 
 _TEXT_WORDS = frozenset(["str", "string", "name", "names", "path", "paths", "file", "files", "filename",
                          "date", "dates", "text", "texts", "caption", "captions", "url", "uid", "key", "keys"])  # fmt: skip
+
+
+def _elements(values: list[Value]) -> Value:
+    """A tuple's, list's or dict's value: Python numbers when every element is one (`(loss.item(), n)`)."""
+    if values and all(value.scalar for value in values):
+        return SCALAR
+    return _join(values)
 
 
 def _join(values: object) -> Value:
@@ -710,6 +717,10 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
             return recv
+        if name in ("parameters", "named_parameters"):
+            return TENSOR if recv.frozen else PARAMETER  # what a loop over them gets: its parameters
+        if name in ("buffers", "named_buffers"):
+            return TENSOR
         if is_module_forward_method(name) or is_loss_name(name):
             # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
             return _module_output(recv, [evaluate(arg.value, scope) for arg in call.args], scope)

@@ -76,7 +76,7 @@ class TensorKeptInForward(Rule):
     list, it empties none), a helper's list that every step calling it empties on every path
     (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
-    over `range(...)` or over an attribute of `self`), fields named for text or kinds
+    over `range(...)`, over an attribute of `self` or over `model.named_parameters()`), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
@@ -246,8 +246,8 @@ class TensorKeptInForward(Rule):
 
 def _kept_for_the_run(facts: Facts, store: Store) -> bool:
     """A tensor on the device, kept in a list or dict that nothing empties: a global, a container
-    the caller made once before its loops, or an attribute of an object this module does not make
-    (where it does, TL014 judges the loop that updates it and the reset it lacks)."""
+    the caller made once before its loops, or an attribute of an object (unless this module makes
+    it and calls the method in a loop: TL014 judges that loop, and the reset it lacks)."""
     value = store.value
     if not value.tensor or value.host or value.scalar or value.instance is not None:
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
@@ -256,9 +256,7 @@ def _kept_for_the_run(facts: Facts, store: Store) -> bool:
         return False
     if lifetime == "attribute":
         cls = store.unit.cls
-        return cls is not None and not any(
-            dotted_name(call.func) == cls.name for unit in facts.index.units for call, _ in placed(unit, cst.Call)
-        )
+        return cls is not None and not (_made_here(facts, cls.name) and _called_in_a_loop(facts, store.unit.name))
     if lifetime == "argument":
         caller, passed = store.unit.given_containers[root_name(store.container) or ""]
         return not any(
@@ -266,6 +264,19 @@ def _kept_for_the_run(facts: Facts, store: Store) -> bool:
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _made_here(facts: Facts, class_name: str) -> bool:
+    return any(dotted_name(call.func) == class_name for unit in facts.index.units for call, _ in placed(unit, cst.Call))
+
+
+def _called_in_a_loop(facts: Facts, method: str) -> bool:
+    """Whether some loop of the module calls `<object>.method(...)` (`bank.update(emb)` per batch)."""
+    return any(
+        place.loops and isinstance(call.func, cst.Attribute) and call.func.attr.value == method
+        for unit in facts.index.units
+        for call, place in placed(unit, cst.Call)
+    )
 
 
 def _epoch_output_message(output: Store) -> str:
