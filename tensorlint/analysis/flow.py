@@ -773,9 +773,9 @@ class _Walker:
             return UNKNOWN  # module-level closures capture globals, which live anyway
         # A name the closure calls holds a function (or a module), whatever record it came from.
         called = {n.func.value for n in walk(node) if type(n) is cst.Call and type(n.func) is cst.Name}
-        captured = sorted(n for n in free - called if n in self.env and self.env[n].tensor)
+        captured = sorted(n for n in free - called if n in self.env and self.env[n].keeps_memory)
         for param in all_params(params):
-            if param.default is not None and evaluate(param.default, self).tensor:
+            if param.default is not None and evaluate(param.default, self).keeps_memory:
                 captured.append(param.name.value)
         return Value(closure=node, captured=tuple(captured)) if captured else UNKNOWN
 
@@ -1407,9 +1407,11 @@ class _Walker:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
         if isinstance(recv, cst.Attribute) and recv.attr.value == "grad_fn":
             recv = recv.value  # y.grad_fn.register_hook(...): a hook on y's graph
-        if on_tensor and isinstance(recv, cst.Name) and recv.value in self.env and self.env[recv.value].tensor:
+        hooked = self.env.get(recv.value) if isinstance(recv, cst.Name) else None
+        if on_tensor and isinstance(recv, cst.Name) and hooked and hooked.tensor and not hooked.requires_grad:
             # A hook on a local tensor lives as long as that tensor's graph, unless what the hook
-            # captures also holds the tensor: checked when the function is walked (cycles).
+            # captures also holds the tensor: checked when the function is walked (cycles). (A
+            # parameter, `for p in model.parameters()`, lives on with its hooks.)
             for arg in call.args:
                 closure = evaluate(arg.value, self).closure or (
                     arg.value if isinstance(arg.value, cst.Lambda) else None

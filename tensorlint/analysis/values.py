@@ -53,6 +53,12 @@ class Value:
     def without_graph(self) -> Value:
         return replace(self, graph=False, requires_grad=False)
 
+    @property
+    def keeps_memory(self) -> bool:
+        """A tensor whose memory a reference keeps: not a parameter (or a structure of them),
+        which lives as long as its module whoever else refers to it."""
+        return self.tensor and (self.graph or not self.requires_grad)
+
 
 UNKNOWN = Value()
 TENSOR = Value(tensor=True)
@@ -166,6 +172,7 @@ _NON_TENSOR_METHODS = frozenset(
     ]
 )
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
+_TENSOR_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
 # What torch.nn's layers name their parameters.
 PARAMETER_ATTRIBUTES = frozenset(["weight", "bias"])
 _LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
@@ -469,6 +476,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return SCALAR
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
+    if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
+        return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
     return _derived(base, scope)
 
 
@@ -577,7 +586,9 @@ def _partial(call: cst.Call, scope: Scope) -> Value:
         return UNKNOWN
     function = evaluate(call.args[0].value, scope)
     bound = [
-        arg.value for arg in call.args[1:] if evaluate(arg.value, scope).tensor and not _owned_by_self(arg.value, scope)
+        arg.value
+        for arg in call.args[1:]
+        if evaluate(arg.value, scope).keeps_memory and not _owned_by_self(arg.value, scope)
     ]
     if not bound:
         return function
