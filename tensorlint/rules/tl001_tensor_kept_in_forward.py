@@ -54,10 +54,11 @@ class TensorKeptInForward(Rule):
     file that a loop over batches calls by name is part of that loop: what it appends with a
     graph is TL004's.
     A per-step method or function that keeps a device tensor without its graph (`loss.detach()`,
-    a batch's scores, `clip_grad_norm_`'s result) is reported when nothing ever empties the
-    list or dict: a global, a container its caller made once before all its loops, or an
-    attribute of an object that this module does not make (where it does, TL014 judges the loop
-    that updates it and the reset it lacks).
+    a batch's scores, `clip_grad_norm_`'s result, `outputs["loss"]` in Lightning's
+    `on_train_batch_end`) is reported when nothing ever empties the list or dict: a global, a
+    container its caller made once before all its loops, or an attribute of a meter, callback or
+    logger (unless this module makes the object and calls that method in a loop itself: TL014
+    judges that loop, and the reset it lacks).
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
