@@ -201,14 +201,16 @@ class TensorKeptInForward(Rule):
                 continue  # a function a loop over batches calls: the loop's history, TL004's
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
+            lifetime, kind = facts.container_kind(store.unit, store.container)
             # A collector that keeps device tensors and is never emptied grows for the whole run.
-            kept_for_the_run = role is Role.STEP and not store.value.graph and _kept_for_the_run(facts, store)
+            kept_for_the_run = (
+                role is Role.STEP and not store.value.graph and _kept_for_the_run(facts, store, lifetime, kind)
+            )
             of_a_module = store.unit.cls is not None and store.unit.cls.is_module
             if role is Role.STEP and not store.value.graph and not of_a_module and not kept_for_the_run:
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
-            lifetime, kind = facts.container_kind(store.unit, store.container)
             if lifetime == "local":
                 continue
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
@@ -245,14 +247,13 @@ class TensorKeptInForward(Rule):
             yield Report(output.node, _epoch_output_message(output))
 
 
-def _kept_for_the_run(facts: Facts, store: Store) -> bool:
+def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | None) -> bool:
     """A tensor on the device, kept in a list or dict that nothing empties: a global, a container
     the caller made once before its loops, or an attribute of an object (unless this module makes
     it and calls the method in a loop: TL014 judges that loop, and the reset it lacks)."""
     value = store.value
     if not value.tensor or value.host or value.scalar or value.instance is not None:
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
-    lifetime, kind = facts.container_kind(store.unit, store.container)
     if kind not in ("list", "dict"):
         return False
     if lifetime == "attribute":
