@@ -56,6 +56,10 @@ class Project:
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
         self._re_exports: dict[Path, list[tuple[str, str, str]]] = {}  # file -> (module, name, local name)
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
+        self._folders: dict[Path, Path] = {}  # importer -> its resolved folder
+        self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
+        self._probed_files: dict[Path, bool] = {}
+        self._probed: dict[Path, bool] = {}
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -86,8 +90,65 @@ class Project:
         calls, and a module imports the same names again and again."""
         key = (importer, module_name)
         if key not in self._found:
-            self._found[key] = [path.resolve() for path in _candidates(importer, module_name)]
+            self._found[key] = [path.resolve() for path in self._candidates(importer, module_name)]
         return self._found[key]
+
+    def _candidates(self, importer: Path, module_name: str) -> list[Path]:
+        """Files that `import module_name` may mean, nearest first."""
+        dots = len(module_name) - len(module_name.lstrip("."))
+        parts = [p for p in module_name.lstrip(".").split(".") if p]
+        folder = self._folder(importer)
+        if dots:
+            for _ in range(dots - 1):
+                folder = folder.parent
+            bases = [folder]
+        else:
+            bases = self._search_bases(folder)
+            if bases[-1].name == parts[0] and self._is_root(bases[-1]):
+                bases = [*bases, bases[-1].parent]  # a project that is its own package: `import TTS.utils` in TTS/
+        found = []
+        for base in bases:
+            target = base.joinpath(*parts)
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if self._is_file(candidate):
+                    found.append(candidate)
+        return found
+
+    def _folder(self, importer: Path) -> Path:
+        folder = self._folders.get(importer)
+        if folder is None:
+            folder = self._folders[importer] = importer.resolve().parent
+        return folder
+
+    def _search_bases(self, folder: Path) -> list[Path]:
+        """Where absolute imports are looked for: the importer's folder and those above it, up to
+        the project's root (the first with a `pyproject.toml`, `setup.py`, ... or `.git`)."""
+        bases = self._bases.get(folder)
+        if bases is None:
+            bases = []
+            for base in [folder, *folder.parents]:
+                bases.append(base)
+                if self._is_root(base):
+                    break
+            self._bases[folder] = bases
+        return bases
+
+    def _is_root(self, folder: Path) -> bool:
+        return any(self._exists(folder / marker) for marker in ROOT_MARKERS)
+
+    # The file system does not change during a run: each probe is made once (the imports of a
+    # package's files probe the same folders again and again).
+    def _is_file(self, path: Path) -> bool:
+        found = self._probed_files.get(path)
+        if found is None:
+            found = self._probed_files[path] = path.is_file()
+        return found
+
+    def _exists(self, path: Path) -> bool:
+        found = self._probed.get(path)
+        if found is None:
+            found = self._probed[path] = path.exists()
+        return found
 
     def star_bindings(self, importer: Path, module_name: str) -> dict[str, str]:
         """What `from module_name import *` binds that the module imports from outside the
@@ -191,29 +252,3 @@ def _analyze(path: Path, size: int, project: Project, analyze: Analyzer) -> tupl
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None
     return analyze(module, path, project), source
-
-
-def _candidates(importer: Path, module_name: str) -> list[Path]:
-    """Files that `import module_name` may mean, nearest first."""
-    dots = len(module_name) - len(module_name.lstrip("."))
-    parts = [p for p in module_name.lstrip(".").split(".") if p]
-    folder = importer.resolve().parent
-    if dots:
-        for _ in range(dots - 1):
-            folder = folder.parent
-        bases = [folder]
-    else:
-        bases = []
-        for base in [folder, *folder.parents]:
-            bases.append(base)
-            if any((base / marker).exists() for marker in ROOT_MARKERS):
-                if base.name == parts[0]:
-                    bases.append(base.parent)  # a project that is its own package: `import TTS.utils` in TTS/
-                break
-    found = []
-    for base in bases:
-        target = base.joinpath(*parts)
-        for candidate in (target.with_suffix(".py"), target / "__init__.py"):
-            if candidate.is_file():
-                found.append(candidate)
-    return found
