@@ -25,6 +25,7 @@ from tensorlint.analysis.index import (
     all_params,
     arguments_by_position,
     is_step_method,
+    lineage,
     placed,
     steps_once,
 )
@@ -266,7 +267,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee = _called_unit(call, caller, index)
                 if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
                     continue
-                callee.roles[Role.STEP] = f"`{callee.name}` (called once per batch by the loop in `{caller.name}`)"
+                callee.roles[Role.STEP] = f"`{qualified(callee)}` (called once per batch by the loop in `{qualified(caller)}`)"
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
                 if made_per_iteration is None:
@@ -282,6 +283,11 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
             continue
         if isinstance(unit.node, cst.FunctionDef) and (_named_a_step(unit.name) or steps_once(unit)):
             unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
+
+
+def qualified(unit: Unit) -> str:
+    """`Trainer.fit` for a method, `train` for a function."""
+    return f"{unit.cls.name}.{unit.name}" if unit.is_method and unit.cls is not None else unit.name
 
 
 def _named_a_step(name: str) -> bool:
@@ -343,6 +349,11 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
     if isinstance(func, cst.Name):
         return caller.lookup_def(func.value)
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+        return None
+    if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
+        for cls in lineage(index.classes, caller.cls):
+            if func.attr.value in cls.methods:
+                return index.method_units[id(cls.methods[func.attr.value])]
         return None
     cls = index.classes.get(_instance_class(func.value.value, caller) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
