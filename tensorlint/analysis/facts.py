@@ -28,6 +28,7 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
+from tensorlint.analysis.syntax import declared_container
 from tensorlint.analysis.values import UNKNOWN, Value
 from tensorlint.analysis.walk import walk
 
@@ -221,6 +222,15 @@ class Facts:
                 return False
         return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
 
+    def preallocated(self, unit: Unit, container: cst.BaseExpression) -> bool:
+        """Whether every assignment makes the container a list of placeholders, one slot per step to
+        come (`history = [None] * steps`): writing a new slot each step keeps every value."""
+        values = _assigned_values(self, unit, container)
+        return bool(values) and all(
+            isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Multiply) and isinstance(v.left, cst.List)
+            for v in values
+        )
+
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
@@ -263,6 +273,9 @@ class Facts:
                 # A parameter bound when a hook was registered: kept by the hook, as long-lived as it.
                 registering, bound = owner.bound_containers[name]
                 lifetime, kind = self.container_kind(registering, bound)
+                # What the registration passes on (its own parameter) the hook's annotation may name:
+                # `store: dict[str, list[Tensor]]`.
+                kind = kind or declared_container(self.index, owner, expr)
                 if lifetime != "local":
                     return lifetime, kind
                 return "closure", "managed" if registering.removes_hooks else kind

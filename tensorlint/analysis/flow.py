@@ -1164,7 +1164,14 @@ class _Walker:
         """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
         of a list (which only replaces an item) nor the slot the value reads (`xs[i] = f(xs[i])`)."""
         if self.facts.is_list(self.unit, target.value):
-            return False
+            # A slot replaces an item, unless a counter fills a list of placeholders, one per step:
+            # `history[step] = loss` with `history = [None] * steps` and `step += 1`.
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            return (
+                isinstance(index, cst.Index)
+                and self.facts.preallocated(self.unit, target.value)
+                and (self._counted(index.value) or self._counted_in_loop(index.value))
+            )
         if any(type(node) is cst.Subscript and node.deep_equals(target) for node in walk(value_expr)):
             return False
         for element in target.slice:
@@ -1173,9 +1180,22 @@ class _Walker:
                 return False  # a slice writes into existing storage
             if self._varies(index.value) or _reads(index.value, target.value):
                 return True  # `d[len(d)] = v`: a key computed from the container is new each time
-            if self._counted(index.value):
+            if self._counted(index.value) or self._counted_in_loop(index.value):
                 return True  # `self.features[self.calls] = f` with `self.calls += 1`: a new key per call
         return False
+
+    def _counted_in_loop(self, key: cst.BaseExpression) -> bool:
+        """Whether a key is a local counter that the loops around count up (`step += 1`)."""
+        if type(key) is not cst.Name or not self.loops:
+            return False
+        around = {id(loop.node) for loop in self.loops}
+        return any(
+            type(node.target) is cst.Name
+            and node.target.value == key.value
+            and isinstance(node.operator, cst.AddAssign)
+            and any(id(outer) in around for outer in place.loops)
+            for node, place in placed(self.unit, cst.AugAssign)
+        )
 
     def _counted(self, key: cst.BaseExpression) -> bool:
         """Whether a key is an attribute that its class only counts up (`self.step += 1`), never

@@ -253,7 +253,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     """A function that a loop over batches calls by name (`train_step(model, batch, stats)`, a
     nested `step(x, y)`) runs once per batch, as a framework's per-step method does: what it keeps
     in a global, a closure cell or a container its caller passes grows per batch. Its parameters
-    take what the loop passes. (Methods of `self` are followed at the call, by their summaries.)"""
+    take what the loop passes. A method its own class calls so, on `self`, runs once per batch too."""
     for caller in index.units:
         if not caller.has_loop:
             continue
@@ -267,7 +267,9 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee = _called_unit(call, caller, index)
                 if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
                     continue
-                callee.roles[Role.STEP] = f"`{qualified(callee)}` (called once per batch by the loop in `{qualified(caller)}`)"
+                callee.roles[Role.STEP] = (
+                    f"`{qualified(callee)}` (called once per batch by the loop in `{qualified(caller)}`)"
+                )
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
                 if made_per_iteration is None:

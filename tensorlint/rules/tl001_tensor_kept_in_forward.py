@@ -250,7 +250,8 @@ class TensorKeptInForward(Rule):
 def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | None) -> bool:
     """A tensor on the device, kept in a list or dict that nothing empties: a global, a container
     the caller made once before its loops, or an attribute of an object (unless this module makes
-    it and calls the method in a loop: TL014 judges that loop, and the reset it lacks)."""
+    it and calls the method in a loop: TL014 judges that loop, and the reset it lacks; or the
+    object's own loop calls it, keeping a batch's tensors until its evaluation ends)."""
     value = store.value
     if not value.tensor or value.host or value.scalar or value.instance is not None:
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
@@ -258,7 +259,9 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         return False
     if lifetime == "attribute":
         cls = store.unit.cls
-        return cls is not None and not (_made_here(facts, cls.name) and _called_in_a_loop(facts, store.unit.name))
+        if cls is None or store.unit.called_per_batch:
+            return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
+        return not (_made_here(facts, cls.name) and _called_in_a_loop(facts, store.unit.name))
     if lifetime == "argument":
         caller, passed = store.unit.given_containers[root_name(store.container) or ""]
         return not any(
