@@ -50,6 +50,7 @@ from tensorlint.analysis.index import (
     reset_only_while_built,
     resolve_callable,
     run_once_calls,
+    runs_per_batch,
     self_attribute,
 )
 from tensorlint.analysis.names import (
@@ -145,6 +146,7 @@ __all__ = [
     "retain_graph_flag",
     "root_name",
     "run_once_calls",
+    "runs_per_batch",
     "self_attribute",
     "string_value",
     "target_names",

@@ -1185,15 +1185,17 @@ class _Walker:
         return False
 
     def _counted_in_loop(self, key: cst.BaseExpression) -> bool:
-        """Whether a key is a local counter that the loops around count up (`step += 1`)."""
-        if type(key) is not cst.Name or not self.loops:
+        """Whether a key is a counter that the loops around count up (`step += 1`), or that a
+        function called once per batch counts up in its enclosing function (`nonlocal step`)."""
+        if type(key) is not cst.Name:
             return False
         around = {id(loop.node) for loop in self.loops}
+        outer = self.unit.called_per_batch and key.value in self.unit.declared_nonlocal | self.unit.declared_global
         return any(
             type(node.target) is cst.Name
             and node.target.value == key.value
             and isinstance(node.operator, cst.AddAssign)
-            and any(id(outer) in around for outer in place.loops)
+            and (outer or any(id(loop) in around for loop in place.loops))
             for node, place in placed(self.unit, cst.AugAssign)
         )
 

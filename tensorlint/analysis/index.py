@@ -214,7 +214,7 @@ class Unit:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)  # names that live in an enclosing function
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
-    # For a method that runs as often as its callers (see `_spread_repeating_roles`): where it is called.
+    # For a method that runs as often as its callers (see `spread_repeating_roles`): where it is called.
     call_sites: list[tuple[cst.Call, Unit]] = field(default_factory=list)
     # A function that a loop over batches calls by name (see `syntax.assign_loop_step_roles`).
     called_per_batch: bool = False
@@ -758,7 +758,7 @@ def build_index(
         _assign_worker_roles(index, call, unit, in_main_process)
     _assign_unseen_loader_roles(index, in_main_process)
     _spread_worker_role(index)
-    _spread_repeating_roles(index)
+    spread_repeating_roles(index)
     return index
 
 
@@ -774,17 +774,19 @@ def _spread_worker_role(index: ModuleIndex) -> None:
                 todo.append(callee)
 
 
-def _spread_repeating_roles(index: ModuleIndex) -> None:
+def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -> None:
     """A method that `forward`, a hook or a per-step method calls on `self` runs as often as its
     caller: `self._keep(h)` in forward is forward code (hooks' helpers are, since they are not
-    given a hook's arguments). Module functions are followed at their calls instead (summaries)."""
+    given a hook's arguments). Module functions are followed at their calls instead (summaries).
+    From the units in `todo` only, when given (roles given later: a loop's per-batch methods)."""
     spread = {
         Role.FORWARD: Role.FORWARD,
         Role.MODULE_HOOK: Role.FORWARD,
         Role.TENSOR_HOOK: Role.FORWARD,
         Role.STEP: Role.STEP,
     }
-    todo = [unit for unit in index.units if any(role in unit.roles for role in spread)]
+    if todo is None:
+        todo = [unit for unit in index.units if any(role in unit.roles for role in spread)]
     while todo:
         caller = todo.pop()
         role = next(r for r in spread if r in caller.roles)
@@ -800,6 +802,21 @@ def _spread_repeating_roles(index: ModuleIndex) -> None:
                 name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
                 callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
                 todo.append(callee)
+
+
+def runs_per_batch(unit: Unit) -> bool:
+    """Whether a loop over batches that the code shows calls the function, directly or through
+    the methods it calls on `self` (`self._keep(out)` in the per-batch `self._evaluate_one`)."""
+    seen, todo = {id(unit)}, [unit]
+    while todo:
+        current = todo.pop()
+        if current.called_per_batch:
+            return True
+        for _, caller in current.call_sites:
+            if id(caller) not in seen:
+                seen.add(id(caller))
+                todo.append(caller)
+    return False
 
 
 def overrides(index: ModuleIndex, method: Unit) -> list[Unit]:

@@ -27,6 +27,7 @@ from tensorlint.analysis.index import (
     is_step_method,
     lineage,
     placed,
+    spread_repeating_roles,
     steps_once,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
@@ -254,6 +255,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     nested `step(x, y)`) runs once per batch, as a framework's per-step method does: what it keeps
     in a global, a closure cell or a container its caller passes grows per batch. Its parameters
     take what the loop passes. A method its own class calls so, on `self`, runs once per batch too."""
+    own_loops: list[Unit] = []  # methods their class's loops call on `self`: their helpers run as often
     for caller in index.units:
         if not caller.has_loop:
             continue
@@ -272,6 +274,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 )
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
+                if callee.is_method and callee.cls is caller.cls:
+                    own_loops.append(callee)
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 params = [p.name.value for p in all_params(callee.node.params)]
@@ -280,6 +284,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                         callee.given_containers.setdefault(
                             params[position], (caller, arg.value)
                         )  # made before the loop
+    spread_repeating_roles(index, own_loops)
     for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
         if unit.roles or unit.is_method or unit.parent is not index.module_unit:
             continue
@@ -343,8 +348,8 @@ def element_class(words: set[str]) -> str | None:
 
 
 def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:
-    """The function of this file a loop's call runs: one it names (`train_step(...)`), or a method
-    of an instance whose class the code shows: `trainer.step(batch)` after `trainer = Trainer(...)`
+    """The function of this file a loop's call runs: one it names (`train_step(...)`), a method of
+    `self` (`self.eval_one(batch)`), or a method of an instance whose class the code shows: `trainer.step(batch)` after `trainer = Trainer(...)`
     or for a parameter annotated `trainer: Trainer`. (A class guessed from the method's name alone
     would make `optimizer.step()` run a project scheduler's `step`.)"""
     func = call.func
@@ -353,10 +358,8 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
         return None
     if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
-        for cls in lineage(index.classes, caller.cls):
-            if func.attr.value in cls.methods:
-                return index.method_units[id(cls.methods[func.attr.value])]
-        return None
+        own = next((c for c in lineage(index.classes, caller.cls) if func.attr.value in c.methods), None)
+        return index.method_units[id(own.methods[func.attr.value])] if own is not None else None
     cls = index.classes.get(_instance_class(func.value.value, caller) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
     return index.method_units[id(method)] if method is not None else None

@@ -14,6 +14,7 @@ from tensorlint.analysis import (
     dotted_name,
     placed,
     root_name,
+    runs_per_batch,
     target_names,
     tensor_keyed,
 )
@@ -197,7 +198,7 @@ class TensorKeptInForward(Rule):
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
             if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
-            if store.unit.called_per_batch and store.value.graph:
+            if runs_per_batch(store.unit) and store.value.graph:
                 continue  # a function a loop over batches calls: the loop's history, TL004's
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
@@ -259,7 +260,7 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         return False
     if lifetime == "attribute":
         cls = store.unit.cls
-        if cls is None or store.unit.called_per_batch:
+        if cls is None or runs_per_batch(store.unit):
             return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
         return not (_made_here(facts, cls.name) and _called_in_a_loop(facts, store.unit.name))
     if lifetime == "argument":

@@ -29,6 +29,7 @@ from tensorlint.analysis import (
     reset_only_while_built,
     retain_graph_flag,
     root_name,
+    runs_per_batch,
     string_value,
     target_names,
     tensor_keyed,
@@ -337,7 +338,7 @@ def _one_entry_per_item(event: Accumulation | Store, loop: Loop) -> bool:
 def _per_call(event: Accumulation | Store) -> bool:
     """Accumulations, and what a function that a loop over batches calls appends: the loop's own
     history, as if written in it (a framework's per-step method keeping a graph is TL001's)."""
-    return isinstance(event, Accumulation) or event.unit.called_per_batch
+    return isinstance(event, Accumulation) or runs_per_batch(event.unit)
 
 
 def _inputs(unit: Unit) -> set[str]:
@@ -368,7 +369,7 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
         return None
     if isinstance(event, Store):
         # A slot of a tensor written in a function the loop calls chains history as `+=` does.
-        in_place = kind == "tensor" and event.unit.called_per_batch
+        in_place = kind == "tensor" and runs_per_batch(event.unit)
         grows = kind in ("list", "dict") or in_place or (event.concatenates and kind in (None, "tensor"))
         if not grows or bounded_per_call(facts, event):
             return None  # a bounded container, or one emptied in the call
