@@ -77,6 +77,7 @@ from tensorlint.analysis.syntax import (
     calls_under_no_grad,
     carried_names,
     concatenated_operand,
+    counts_batches,
     element_class,
     free_names,
     hands_over_data,
@@ -1658,12 +1659,14 @@ class _Walker:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
+        # `for batch_idx in range(len(features))`: the loop variable says it counts batches
+        over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
         return Loop(
             statement,
             frozenset(reset_every_iteration(statement)),
             frozenset(assigned),
             calls_backward,
-            not calls_backward and not fetches and self._computes(statement),
+            not calls_backward and not fetches and not over_batches and self._computes(statement),
             calls_backward or fetches or iterates_loader(statement, self.unit, self.imports),
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
@@ -2398,7 +2401,7 @@ def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
         id(comprehension)
         for kind in _COMPREHENSIONS
         for comprehension, _ in placed(unit, kind)
-        if iterates_data(comprehension.for_in.iter, unit, imports)
+        if iterates_data(comprehension.for_in.iter, unit, imports, comprehension.for_in.target)
     }
 
 

@@ -77,12 +77,24 @@ def loop_calls(unit: Unit, loop: cst.For | cst.While) -> list[cst.Call]:
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
-    return isinstance(loop, cst.For) and iterates_data(loop.iter, unit, imports)
+    return isinstance(loop, cst.For) and iterates_data(loop.iter, unit, imports, loop.target)
 
 
-def iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports) -> bool:
-    """Whether iterating this expression goes over a loader's batches (a loop's or a comprehension's)."""
-    return _iterates_data(iterable, unit, imports, 2)
+def iterates_data(
+    iterable: cst.BaseExpression, unit: Unit, imports: Imports, target: cst.BaseExpression | None = None
+) -> bool:
+    """Whether iterating this expression goes over a loader's batches (a loop's or a comprehension's,
+    whose `target` may say so: `for batch in range(len(adj))` counts batches)."""
+    return counts_batches(iterable, target) or _iterates_data(iterable, unit, imports, 2)
+
+
+def counts_batches(iterable: cst.BaseExpression, target: cst.BaseExpression | None) -> bool:
+    """`for batch in range(len(adj["val"]))`, `for batch_idx in range(n)`: batch indices (not
+    `batch_size`, a count)."""
+    if type(target) is not cst.Name or type(iterable) is not cst.Call or dotted_name(iterable.func) != "range":
+        return False
+    words = target.value.lower().split("_")
+    return any(word in ("batch", "ibatch", "batchidx") for word in words) and words[-1] not in ("size", "sizes")
 
 
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
