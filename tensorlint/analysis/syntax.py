@@ -17,6 +17,7 @@ from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
     NO_GRAD_NAMES,
+    STEP_METHODS,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
     ModuleIndex,
@@ -24,7 +25,6 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
-    is_step_method,
     lineage,
     placed,
     spread_repeating_roles,
@@ -316,9 +316,14 @@ def _named_a_step(name: str) -> bool:
 
 
 def _has_named_role(unit: Unit) -> bool:
-    """A role other than the training step guessed from its `backward()` call, which a loop seen
-    calling it replaces by the loop's own."""
-    return bool(unit.roles) and (set(unit.roles) != {Role.STEP} or is_step_method(unit.name) or not steps_once(unit))
+    """A role other than the training step guessed from its `backward()` call or from a name
+    (`log_step`, `eval_batch`), which a loop seen calling it replaces by the loop's own. A
+    framework's per-step methods (`training_step`, a meter's `update`) keep theirs."""
+    if not unit.roles:
+        return False
+    if set(unit.roles) != {Role.STEP}:
+        return True
+    return unit.name in STEP_METHODS or unit.name.startswith(("on_", "after_", "before_"))
 
 
 def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
