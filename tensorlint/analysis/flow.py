@@ -1234,7 +1234,9 @@ class _Walker:
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
-            if isinstance(loop.node, cst.For) and _fixed_collection(loop.node.iter, self.unit):
+            if isinstance(loop.node, cst.For) and (
+                _fixed_collection(loop.node.iter, self.unit) or self._keys_of_module_output(loop.node.iter)
+            ):
                 loop_targets -= target_names(loop.node.target)
         names = _identity_names(key)
         if names & (params | loop_targets):
@@ -1242,6 +1244,19 @@ class _Walker:
         local = {n for n in names if n in self.unit.bindings}
         return any(
             _identity_names(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name]
+        )
+
+    def _keys_of_module_output(self, iterable: cst.BaseExpression) -> bool:
+        """`feats.items()` after `feats = self.extractor(x)`: what a network returns is keyed by its
+        own layer or head names, the same on every call."""
+        if not (_calls(iterable, "items") or _calls(iterable, "keys")):
+            return False
+        owner = cast(cst.Attribute, cast(cst.Call, iterable).func).value
+        bound = self.unit.bindings.get(owner.value, []) if type(owner) is cst.Name else []
+        return bool(bound) and all(
+            type(value) is cst.Call
+            and (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
+            for value in bound
         )
 
     def _fixed_in_loops(self, varying: set[str]) -> set[str]:
@@ -1449,7 +1464,8 @@ class _Walker:
 
     def _removed_before_return(self, registration: cst.Call) -> bool:
         """The hook ends with the call: `h = m.register_forward_hook(fn); ...; h.remove()`, or its
-        handle put in a list whose handles the function removes (`for h in handles: h.remove()`)."""
+        handle put in a list whose handles the function removes (`for h in handles: h.remove()`)
+        or returns to its caller."""
         holder = None
         for node in own_nodes(self.unit.node):
             if type(node) is cst.Assign and node.value is registration and len(node.targets) == 1:
@@ -1470,7 +1486,16 @@ class _Walker:
             callee_name(call) == "remove" and not call.args and dotted_name(receiver(call) or call) == holder
             for call in calls_in(self.unit.node)
         )
-        return removed or removes_handles(self.unit.node, holder)
+        return removed or removes_handles(self.unit.node, holder) or self._hands_back(holder)
+
+    def _hands_back(self, holder: str) -> bool:
+        """`return handles`: the caller, given the handles, removes them (`finally: h.remove()`)."""
+        for node in own_nodes(self.unit.node):
+            if type(node) is cst.Return and node.value is not None:
+                returned = [e.value for e in node.value.elements] if type(node.value) is cst.Tuple else [node.value]
+                if any(dotted_name(e) == holder for e in returned):
+                    return True
+        return False
 
     def _find_hook_cycles(self) -> None:
         """`y.register_hook(lambda g: self.save(g))` with `self.out = y`: self -> y -> hook -> self."""

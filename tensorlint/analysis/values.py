@@ -532,8 +532,11 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             # holding a member named for a network or a criterion; called, it is that module.
             # (Not an imported module's function or class: `ir.Model(...)` builds something.)
             return _module_output(MODULE, args, scope)
-    if name is not None and (is_loss_name(name) or is_criterion_name(name)) and any(a.graph for a in args):
-        return _derived(_join(args), scope)
+    if name is not None and (is_loss_name(name) or is_criterion_name(name)):
+        if any(a.graph for a in args):
+            return _derived(_join(args), scope)
+        if any(a.module and not a.frozen for a in args):  # `compute_loss(model, batch)`: it runs the network
+            return _module_output(MODULE, args, scope)
     return UNKNOWN
 
 
