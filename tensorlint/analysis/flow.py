@@ -1179,7 +1179,10 @@ class _Walker:
             index = element.slice
             if not isinstance(index, cst.Index):
                 return False  # a slice writes into existing storage
-            if self._varies(index.value) or _reads(index.value, target.value):
+            # `d[k] = d.get(k, 0) + v` folds into the entry: the keys of a network's output, the same
+            # on every call, bound the entries, not what each one chains.
+            folds = _reads(value_expr, target.value)
+            if self._varies(index.value, module_output_keys=not folds) or _reads(index.value, target.value):
                 return True  # `d[len(d)] = v`: a key computed from the container is new each time
             if self._counted(index.value) or self._counted_in_loop(index.value):
                 return True  # `self.features[self.calls] = f` with `self.calls += 1`: a new key per call
@@ -1224,8 +1227,9 @@ class _Walker:
         ]
         return bool(operators) and all(op is cst.AddAssign for op in operators)
 
-    def _varies(self, key: cst.BaseExpression) -> bool:
-        """Whether a key expression changes from call to call or iteration to iteration."""
+    def _varies(self, key: cst.BaseExpression, module_output_keys: bool = True) -> bool:
+        """Whether a key expression changes from call to call or iteration to iteration (the keys
+        of a network's output do not, with `module_output_keys`)."""
         params = {p.name.value for p in unit_params(self.unit) if _key_space_grows(p)} - {self.unit.self_name or ""}
         if Role.MODULE_HOOK in self.unit.roles and self.unit.node is not None:
             # The module a hook is given is fixed per registration; its tensors are new each call.
@@ -1235,7 +1239,8 @@ class _Walker:
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
             if isinstance(loop.node, cst.For) and (
-                _fixed_collection(loop.node.iter, self.unit) or self._keys_of_module_output(loop.node.iter)
+                _fixed_collection(loop.node.iter, self.unit)
+                or (module_output_keys and self._keys_of_module_output(loop.node.iter))
             ):
                 loop_targets -= target_names(loop.node.target)
         names = _identity_names(key)
@@ -1254,8 +1259,7 @@ class _Walker:
         owner = cast(cst.Attribute, cast(cst.Call, iterable).func).value
         bound = self.unit.bindings.get(owner.value, []) if type(owner) is cst.Name else []
         return bool(bound) and all(
-            type(value) is cst.Call
-            and (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
+            type(value) is cst.Call and (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
             for value in bound
         )
 

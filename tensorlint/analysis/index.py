@@ -795,7 +795,9 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
         for call, callee in callees(index, caller):
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
-            on_self = callee.is_method and callee.cls in own  # a base class's method too: `self.W_()`
+            # A method of `self` (a base class's too: `self.W_()`), or of an object it keeps, whose
+            # class the module shows: `self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`.
+            on_self = callee.is_method and (callee.cls in own or _called_on_member(call, caller))
             if callee.call_sites or (on_self and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
             if on_self and not callee.roles and callee.name != "__init__":
@@ -914,12 +916,14 @@ def callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]
 
 
 def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit]:
-    """The functions of this module a call runs: a function, a method of `self`, or the
-    `__call__` of an object stored on `self` (a transform)."""
+    """The functions of this module a call runs: a function, a method of `self` or of an object
+    stored on `self`, or the `__call__` of an object stored on `self` (a transform)."""
     func = call.func
     if isinstance(func, cst.Name):
         found = caller.lookup_def(func.value)
         return [found] if found is not None else []
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+        return _member_methods(index, func, caller)  # `self.queue.enqueue(k)`
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and caller.cls is not None):
         return []
     if func.value.value != caller.self_name:
@@ -934,6 +938,31 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
         for value, where in cls.attribute_values.get(func.attr.value, []):
             called.extend(target for target, _, _ in resolve_callable(index, value, where))
     return called
+
+
+def _member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> list[Unit]:
+    """`self.queue.enqueue(k)`: the method of the class of this module that every value assigned
+    to `self.queue` is an instance of."""
+    member = self_attribute(caller, func.value)
+    if member is None or caller.cls is None:
+        return []
+    values = [v for c in lineage(index.classes, caller.cls) for v, _ in c.attribute_values.get(member, [])]
+    names = {callee_name(v) if type(v) is cst.Call else None for v in values}
+    if len(names) != 1 or (cls := index.classes.get(names.pop() or "")) is None:
+        return []
+    method = next(
+        (c.methods[func.attr.value] for c in lineage(index.classes, cls) if func.attr.value in c.methods), None
+    )
+    return [index.method_units[id(method)]] if method is not None else []
+
+
+def _called_on_member(call: cst.Call, caller: Unit) -> bool:
+    func = call.func
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Attribute
+        and self_attribute(caller, func.value) is not None
+    )
 
 
 def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
