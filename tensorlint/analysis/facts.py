@@ -483,6 +483,9 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             return "list"
         if last == "set":
             return "set"
+        if last == "defaultdict" and value.args and isinstance(factory := value.args[0].value, cst.Lambda):
+            if _kind(imports, factory.body) == "bounded":
+                return "bounded"  # `defaultdict(lambda: deque(maxlen=n))`: a window per key
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):

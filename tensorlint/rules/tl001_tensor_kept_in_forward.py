@@ -12,9 +12,11 @@ from tensorlint.analysis import (
     Store,
     bounded_per_call,
     dotted_name,
+    lineage,
     placed,
     root_name,
     runs_per_batch,
+    self_attribute,
     target_names,
     tensor_keyed,
 )
@@ -251,7 +253,7 @@ class TensorKeptInForward(Rule):
 def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | None) -> bool:
     """A tensor on the device, kept in a list or dict that nothing empties: a global, a container
     the caller made once before its loops, or an attribute of an object (unless this module makes
-    it and calls the method in a loop: TL014 judges that loop, and the reset it lacks; or the
+    it and calls the method on it in a loop: TL014 judges that loop, and the reset it lacks; or the
     object's own loop calls it, keeping a batch's tensors until its evaluation ends)."""
     value = store.value
     if not value.tensor or value.host or value.scalar or value.instance is not None:
@@ -262,7 +264,7 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         cls = store.unit.cls
         if cls is None or runs_per_batch(store.unit):
             return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
-        return not (_made_here(facts, cls.name) and _called_in_a_loop(facts, store.unit.name))
+        return not _updated_in_a_loop_where_made(facts, cls.name, store.unit.name)
     if lifetime == "argument":
         caller, passed = store.unit.given_containers[root_name(store.container) or ""]
         return not any(
@@ -272,17 +274,27 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
     return lifetime == "global"
 
 
-def _made_here(facts: Facts, class_name: str) -> bool:
-    return any(dotted_name(call.func) == class_name for unit in facts.index.units for call, _ in placed(unit, cst.Call))
-
-
-def _called_in_a_loop(facts: Facts, method: str) -> bool:
-    """Whether some loop of the module calls `<object>.method(...)` (`bank.update(emb)` per batch)."""
-    return any(
-        place.loops and isinstance(call.func, cst.Attribute) and call.func.attr.value == method
-        for unit in facts.index.units
-        for call, place in placed(unit, cst.Call)
-    )
+def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) -> bool:
+    """Whether a loop calls `x.method(...)` (`bank.update(emb)` per batch) on an object the code
+    shows being made (`x = Bank()`, `self.x = Bank()`): TL014 judges that loop, and the reset it
+    lacks. (An object a function is handed, `recorder.update(d)`, is judged here.)"""
+    for unit in facts.index.units:
+        for call, place in placed(unit, cst.Call):
+            func = call.func
+            if not place.loops or not isinstance(func, cst.Attribute) or func.attr.value != method:
+                continue
+            attribute = self_attribute(unit, func.value)
+            if attribute is not None and unit.cls is not None:
+                made = [
+                    v for c in lineage(facts.index.classes, unit.cls) for v, _ in c.attribute_values.get(attribute, [])
+                ]
+            elif isinstance(func.value, cst.Name):
+                made = unit.lookup_bindings(func.value.value)
+            else:
+                continue
+            if any(isinstance(v, cst.Call) and dotted_name(v.func) == class_name for v in made):
+                return True
+    return False
 
 
 def _epoch_output_message(output: Store) -> str:
