@@ -25,6 +25,7 @@ from tensorlint.analysis.index import (
     field_factory,
     lineage,
     placed,
+    reset_only_while_built,
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
@@ -245,7 +246,8 @@ class Facts:
         if attribute is not None:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)
-            if any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed:
+            managed = any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed
+            if managed and not reset_only_while_built(self.index, unit.cls, attribute):
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
@@ -483,9 +485,9 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             return "list"
         if last == "set":
             return "set"
-        if last == "defaultdict" and value.args and isinstance(factory := value.args[0].value, cst.Lambda):
-            if _kind(imports, factory.body) == "bounded":
-                return "bounded"  # `defaultdict(lambda: deque(maxlen=n))`: a window per key
+        factory = value.args[0].value if last == "defaultdict" and value.args else None
+        if isinstance(factory, cst.Lambda) and _kind(imports, factory.body) == "bounded":
+            return "bounded"  # `defaultdict(lambda: deque(maxlen=n))`: a window per key
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):

@@ -855,10 +855,16 @@ def _is_abstract(node: cst.FunctionDef) -> bool:
     return True
 
 
+# Hooks that frameworks call once, when a run starts: fastai's `before_fit`, Lightning's
+# `on_fit_start`/`on_train_start`, a Keras-style or HF callback's `on_train_begin`.
+RUN_START_HOOKS = frozenset(["before_fit", "on_fit_start", "on_train_start", "on_train_begin", "on_fit_begin"])
+
+
 def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
-    """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
-    that only `__init__` calls, directly or through each other (`reset_parameters()` calling
-    `reset_running_stats()`). Such a reset bounds nothing that `forward` adds later."""
+    """Whether every reset of `self.<attribute>` runs only while the object is built or its run
+    starts: in methods that only `__init__` (or a run-start hook, `before_fit`) calls, directly or
+    through each other (`reset_parameters()` calling `reset_running_stats()`). Such a reset bounds
+    nothing that `forward` or a step adds later."""
     classes = lineage(index.classes, cls)
     resets = [unit for c in classes for unit in c.managed_in.get(attribute, [])]
     if attribute in index.foreign_managed or not resets:
@@ -872,7 +878,7 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     built: dict[int, bool] = {}
 
     def only_at_build(unit: Unit) -> bool:
-        if unit.name == "__init__":
+        if unit.name == "__init__" or unit.name in RUN_START_HOOKS:
             return True
         if id(unit) not in built:
             built[id(unit)] = False  # a cycle of methods proves nothing
