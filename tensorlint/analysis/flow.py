@@ -1394,10 +1394,11 @@ class _Walker:
             arg = args.get(position)
             if arg is None:
                 continue
-            # The helper object's attribute accumulates (`meter.sum`); for a plain function, the global.
+            # The helper object's attribute accumulates (`meter.sum`; an item of a container of
+            # them, `meters["loss"]`, as the container's); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
             head, _, attribute = kept_in.partition(".")
-            if owner is not None and attribute and head == target.self_name:
+            if owner is not None and attribute and head == target.self_name and type(owner) is not cst.Subscript:
                 target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
             else:
                 target_expr = owner if owner is not None else cst.Name(head)

@@ -370,6 +370,8 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
             return MODULE  # self.blocks[i]
         if base.tensor and _keyed_by_text(expr):
             return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
+        if base.instance is not None and not base.tensor:
+            return base  # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items
         return _derived(base, scope) if base.tensor else UNKNOWN
     if type(expr) is cst.BinaryOperation:
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
@@ -623,6 +625,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return TENSOR  # the total norm of the gradients, on their device
     if qualified in ("functools.partial",):
         return _partial(call, scope)
+    if qualified == "collections.defaultdict" and call.args and type(factory := call.args[0].value) is cst.Name:
+        return scope.local_instance(factory.value, []) or UNKNOWN  # `defaultdict(Meter)`: a Meter per key
     if qualified == "torch.nn.Parameter":
         frozen = argument(call, "requires_grad", 1)
         return TENSOR if isinstance(frozen, cst.Name) and frozen.value == "False" else PARAMETER
