@@ -263,7 +263,9 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # (a network, `teachers.append(policy)`, holds parameters, not a batch's history)
             if isinstance(event, Store) and tensor_keyed(facts, event):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
-            if not event.loops:
+            # Loops over a batch's own items (`for name, value in loss_dict.items()`) in a function
+            # called once per batch: the calls are the loop that crosses batches.
+            if not event.loops or (runs_per_batch(event.unit) and not any(loop.feeds_data for loop in event.loops)):
                 if _per_call(event) and (across := _across_steps(facts, event)) is not None:
                     reported.add(id(event.node))
                     target = event.target if isinstance(event, Accumulation) else event.container
