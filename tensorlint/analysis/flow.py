@@ -2377,7 +2377,7 @@ def analyze(
     walked = _worth_walking(units, facts)
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.
     later = {id(u) for u in units if any(a.call_sites for a in _units_around(u))}
-    order = [u for u in units if id(u) not in later] + [u for u in units if id(u) in later]
+    order = [u for u in units if id(u) not in later] + _callers_first([u for u in units if id(u) in later])
     position_of = {id(unit): position for position, unit in enumerate(units)}
     for unit in order:
         if walked[position_of[id(unit)]]:
@@ -2423,6 +2423,28 @@ def _gathered(generator: cst.GeneratorExp, statement: cst.BaseSmallStatement) ->
         type(node) is cst.Call and callee_name(node) in _GATHERING and any(arg.value is generator for arg in node.args)
         for node in walk(statement)
     )
+
+
+def _callers_first(units: list[Unit]) -> list[Unit]:
+    """The units in source order, except that a caller among them comes before the helpers it
+    calls: `_train_iter` before the `_update_stats` it calls, defined above it."""
+    among = {id(u) for u in units}
+    ordered: list[Unit] = []
+    placed_ids: set[int] = set()
+
+    def place(unit: Unit) -> None:
+        if id(unit) in placed_ids:
+            return
+        placed_ids.add(id(unit))  # before the callers: a cycle of calls keeps source order
+        for around in _units_around(unit):
+            for _, caller in around.call_sites:
+                if id(caller) in among:
+                    place(caller)
+        ordered.append(unit)
+
+    for unit in units:
+        place(unit)
+    return ordered
 
 
 def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
