@@ -10,7 +10,9 @@ value), or missed; any finding in a file without a marker is a false one. These 
 shapes: the number says what is covered, not how unseen code fares (bench/leakfixes.py
 measures that). `s6_first/` and `s6_second/` were written by a helper that saw none of the
 analysis, in issue 15's sixth session, and measured before the changes they then prompted
-(docs/real-world.md); `s12_blind/` likewise in its twelfth (30 leaks, 30 look-alikes).
+(docs/real-world.md); `s12_blind/` likewise in its twelfth (30 leaks, 30 look-alikes), and
+`s17_blind/` and `s17_blind2/` in its seventeenth (30 and 30 each, the second in the styles of
+real repositories: helpers, callbacks, recorders handed around).
 """
 
 from __future__ import annotations

@@ -281,6 +281,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee = _called_unit(call, caller, index)
                 if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
                     continue
+                if callee is caller:
+                    continue  # `self.evaluate(ds)` per dataset inside `evaluate`: a recursion, not a step
                 callee.roles[Role.STEP] = (
                     f"`{qualified(callee)}` (called once per batch by the loop in `{qualified(caller)}`)"
                 )

@@ -524,6 +524,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         method = _method_call(name, owner, call, scope)
         if method is not None:
             return method
+        if owner == UNKNOWN and qualified is None and name.split("_")[0] in _MAKES_A_NETWORK and is_model_name(name):
+            return MODULE  # `accelerator.prepare_model(model)`, `self.build_model(cfg)`: a network, not its output
         if (
             owner == UNKNOWN
             and qualified is None
@@ -541,6 +543,10 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return _module_output(MODULE, args, scope)
     return UNKNOWN
 
+
+# Verbs of methods that make, load or wrap a network and return it: `prepare_model`, `unwrap_model`.
+_MAKES_A_NETWORK = frozenset(["build", "get", "load", "make", "create", "prepare", "wrap", "unwrap", "init", "setup",
+                              "compile", "copy", "clone", "to"])  # fmt: skip
 
 _PYTHON_NUMBERS = frozenset(["float", "int", "bool", "Number", "numbers.Number", "Real", "numbers.Real"])
 

@@ -39,7 +39,8 @@ class TensorKeptInForward(Rule):
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
     decides), and the methods of `self` they call (a base class's or a mixin's too, whose
-    containers are the attributes its subclasses make).
+    containers are the attributes its subclasses make) or of an object kept on `self` whose class
+    the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`).
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
@@ -60,8 +61,12 @@ class TensorKeptInForward(Rule):
     a batch's scores, `clip_grad_norm_`'s result, `outputs["loss"]` in Lightning's
     `on_train_batch_end`) is reported when nothing ever empties the list or dict: a global, a
     container its caller made once before all its loops, or an attribute of a meter, callback or
-    logger (unless this module makes the object and calls that method in a loop itself: TL014
-    judges that loop, and the reset it lacks).
+    logger (unless this module makes the object and calls that method on it in a loop: TL014
+    judges that loop, and the reset it lacks; a recorder handed to each epoch's function is
+    judged here). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
+    `on_train_start`) is never emptied while it grows; one the object's own loop fills
+    (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
+    as Lightning's outputs do, and is not reported.
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the

@@ -53,18 +53,22 @@ class GraphAccumulatedInLoop(Rule):
     the iteration (`total = total + loss + penalty` as well, however many terms). A loop over data iterates a DataLoader or a name for data (`train_loader`,
     `val_set`, `train_dl`, `batches`), directly or through the function's own names
     (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
-    function (`get_batch(data_source, i)`), or calls `backward()`. A comprehension over a loader
+    function (`get_batch(data_source, i)`), calls `backward()`, or counts batches by its variable
+    (`for batch_idx in range(len(features))`, not `batch_size`). A comprehension over a loader
     is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
     `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
     a batch at a time, nor micro-batches summed into a loss that is backpropagated).
     Accumulations: `total += loss`, `total = total + loss`, running averages
     (`smooth = 0.98 * smooth + 0.02 * loss`, `m = (m * i + loss) / (i + 1)`), `losses.append(loss)`,
     `preds = torch.cat([preds, out])` (also as `out if preds is None else torch.cat(...)`),
-    `stats[k] += loss`, `outputs[i] = out`, writes into a tensor made before the loop
+    `stats[k] += loss`, `outputs[i] = out`, `history[step] = loss` into a list of placeholders
+    (`[None] * steps`) that a counter fills (`step += 1`; not a ring, `recent[step % n]`), writes
+    into a tensor made before the loop
     (`probs[i * bs:(i + 1) * bs] = model(x)` after `probs = torch.zeros(...)`: an in-place copy
     that autograd chains onto the tensor's history), values wrapped in dicts, tuples and dataclass records
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
-    `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n`, or
+    `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n` (also meters kept
+    in a dict: `meters[name].update(value)` with `meters = defaultdict(Meter)`), or
     `record(history, loss)` where `record` appends its argument. Helpers are followed into the
     functions and classes of the same file and of the project's modules that its imports resolve
     to; the finding names the method that keeps the value. An object the caller passes is an
@@ -76,7 +80,8 @@ class GraphAccumulatedInLoop(Rule):
     (`tracker.update(emb)` beside `class EmbeddingTracker`). Objects called through their base class count
     too: `for cb in self.callbacks: cb.on_batch_end(self, loss)`, with `callbacks:
     list[Callback]` or a `Callback` family in the file, keeps what any override keeps. A function of the file that the loop
-    calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`) runs once per batch:
+    calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`), or a method it calls
+    on `self` (`self._evaluate_one(batch)`, and the helpers that one calls), runs once per batch:
     what it adds or appends to a global, to a closure cell (`nonlocal total`, the enclosing
     function's `losses`) or to a container the caller made before the loop is accumulated across
     the loop's iterations. The framework's loop over

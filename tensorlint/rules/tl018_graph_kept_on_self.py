@@ -142,8 +142,8 @@ class GraphKeptOnSelf(Rule):
 def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
     """A value with a graph, written once per batch onto an object that outlives the call."""
     role = next((r for r in _REPEATING if r in write.unit.roles), None)
-    if role is None or not write.value.graph or write.unit.name == "__init__":
-        return False
+    if role is None or not write.value.graph or write.value.module or write.unit.name == "__init__":
+        return False  # (a network, `self.model_wrapped = model`, holds parameters, not a batch's graph)
     if role is Role.STEP and (write.unit.method_unit() or write.unit).name in _GIVEN_VALUES:
         return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
