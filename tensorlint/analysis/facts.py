@@ -25,7 +25,7 @@ from tensorlint.analysis.index import (
     field_factory,
     lineage,
     placed,
-    reset_only_while_built,
+    reset_only_when_run_starts,
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
@@ -247,7 +247,7 @@ class Facts:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)
             managed = any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed
-            if managed and not reset_only_while_built(self.index, unit.cls, attribute):
+            if managed and not reset_only_when_run_starts(self.index, unit.cls, attribute):
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)

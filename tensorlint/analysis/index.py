@@ -860,11 +860,17 @@ def _is_abstract(node: cst.FunctionDef) -> bool:
 RUN_START_HOOKS = frozenset(["before_fit", "on_fit_start", "on_train_start", "on_train_begin", "on_fit_begin"])
 
 
+def reset_only_when_run_starts(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
+    """Whether every reset of `self.<attribute>` is in a hook that runs once, when the run starts
+    (`before_fit`, `on_train_start`): nothing empties it while the run adds to it."""
+    resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
+    return bool(resets) and attribute not in index.foreign_managed and all(u.name in RUN_START_HOOKS for u in resets)
+
+
 def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
-    """Whether every reset of `self.<attribute>` runs only while the object is built or its run
-    starts: in methods that only `__init__` (or a run-start hook, `before_fit`) calls, directly or
-    through each other (`reset_parameters()` calling `reset_running_stats()`). Such a reset bounds
-    nothing that `forward` or a step adds later."""
+    """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
+    that only `__init__` calls, directly or through each other (`reset_parameters()` calling
+    `reset_running_stats()`). Such a reset bounds nothing that `forward` adds later."""
     classes = lineage(index.classes, cls)
     resets = [unit for c in classes for unit in c.managed_in.get(attribute, [])]
     if attribute in index.foreign_managed or not resets:
@@ -878,7 +884,7 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     built: dict[int, bool] = {}
 
     def only_at_build(unit: Unit) -> bool:
-        if unit.name == "__init__" or unit.name in RUN_START_HOOKS:
+        if unit.name == "__init__":
             return True
         if id(unit) not in built:
             built[id(unit)] = False  # a cycle of methods proves nothing

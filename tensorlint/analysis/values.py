@@ -673,8 +673,10 @@ _FACTORIES = frozenset(
 
 
 def _given_a_device(call: cst.Call) -> bool:
-    """`device=` passed, or perhaps inside `**factory_kwargs`."""
-    return argument(call, "device") is not None or any(arg.star == "**" for arg in call.args)
+    """`device=` passed (other than `device="cpu"`), or perhaps inside `**factory_kwargs`."""
+    device = argument(call, "device")
+    on_host = device is not None and string_value(device) == "cpu"
+    return (device is not None and not on_host) or any(arg.star == "**" for arg in call.args)
 
 
 def _requires_grad(call: cst.Call) -> bool:
