@@ -56,6 +56,8 @@ CASES: list[tuple[str, dict[str, Any], str, int | None, str]] = [
     ("pool_del_loop_variable.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "TensorManager._tensors"),
     ("tl001_step_device_scores.py", {"kind": "call", "name": "step"}, "confirmed", 16 * KIB, "SCORES"),
     ("tl001_step_device_scores_fixed.py", {"kind": "call", "name": "step"}, "not reproduced", 0, ""),
+    ("tl001_member_queue.py", {"kind": "module", "name": "Contrastive"}, "confirmed", 16 * KIB, "KeyQueue._buffers"),
+    ("tl001_member_queue_fixed.py", {"kind": "module", "name": "Contrastive"}, "not reproduced", 0, ""),
     ("kept_exception.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "traceback of RuntimeError kept in global `errors`"),
     ("tl012_default_list.py", {"kind": "call", "name": "step"}, "confirmed", 128 * KIB, "global `collect`"),
     ("tl012_default_none_fixed.py", {"kind": "call", "name": "step"}, "not reproduced", 0, ""),
