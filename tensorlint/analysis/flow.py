@@ -52,6 +52,7 @@ from tensorlint.analysis.index import (
     lineage,
     overrides,
     placed,
+    qualified_name,
     resets_container,
     self_attribute,
 )
@@ -1175,13 +1176,13 @@ class _Walker:
             )
         if any(type(node) is cst.Subscript and node.deep_equals(target) for node in walk(value_expr)):
             return False
+        # `d[k] = d.get(k, 0) + v` folds into the entry: the keys of a network's output, the same on
+        # every call, bound the entries, not what each one chains.
+        folds = _reads(value_expr, target.value)
         for element in target.slice:
             index = element.slice
             if not isinstance(index, cst.Index):
                 return False  # a slice writes into existing storage
-            # `d[k] = d.get(k, 0) + v` folds into the entry: the keys of a network's output, the same
-            # on every call, bound the entries, not what each one chains.
-            folds = _reads(value_expr, target.value)
             if self._varies(index.value, module_output_keys=not folds) or _reads(index.value, target.value):
                 return True  # `d[len(d)] = v`: a key computed from the container is new each time
             if self._counted(index.value) or self._counted_in_loop(index.value):
@@ -1385,7 +1386,7 @@ class _Walker:
             return
         summary = summary_of(facts, target)
         args = arguments_by_position(call, target)
-        helper = f"{target.cls.name}.{target.name}" if target.is_method and target.cls else target.name
+        helper = qualified_name(target)
         if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
             self._replay(summary, args, node, helper)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):

@@ -801,8 +801,7 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
             if callee.call_sites or (on_self and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
             if on_self and not callee.roles and callee.name != "__init__":
-                name = f"{callee.cls.name}.{callee.name}" if callee.cls else callee.name
-                callee.roles[spread[role]] = f"`{name}`, called from {caller.roles[role]}"
+                callee.roles[spread[role]] = f"`{qualified_name(callee)}`, called from {caller.roles[role]}"
                 todo.append(callee)
 
 
@@ -940,11 +939,10 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
         return []
     if func.value.value != caller.self_name:
         return []
+    method = method_of(index, caller.cls, func.attr.value)
+    if method is not None:
+        return [method]
     classes = lineage(index.classes, caller.cls)
-    for cls in classes:
-        method = cls.methods.get(func.attr.value)
-        if method is not None:
-            return [index.method_units[id(method)]]
     called: list[Unit] = []
     for cls in classes:  # self.transform = Normalize(...): its __call__
         for value, where in cls.attribute_values.get(func.attr.value, []):
@@ -962,10 +960,19 @@ def _member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> li
     names = {callee_name(v) if type(v) is cst.Call else None for v in values}
     if len(names) != 1 or (cls := index.classes.get(names.pop() or "")) is None:
         return []
-    method = next(
-        (c.methods[func.attr.value] for c in lineage(index.classes, cls) if func.attr.value in c.methods), None
-    )
-    return [index.method_units[id(method)]] if method is not None else []
+    method = method_of(index, cls, func.attr.value)
+    return [method] if method is not None else []
+
+
+def method_of(index: ModuleIndex, cls: ClassInfo, name: str) -> Unit | None:
+    """The unit of the method `name` that an instance of `cls` runs: its own, or a base class's."""
+    owner = next((c for c in lineage(index.classes, cls) if name in c.methods), None)
+    return index.method_units[id(owner.methods[name])] if owner is not None else None
+
+
+def qualified_name(unit: Unit) -> str:
+    """`Trainer.fit` for a method, `train` for a function."""
+    return f"{unit.cls.name}.{unit.name}" if unit.is_method and unit.cls is not None else unit.name
 
 
 def _called_on_member(call: cst.Call, caller: Unit) -> bool:

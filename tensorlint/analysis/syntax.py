@@ -25,8 +25,9 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
-    lineage,
+    method_of,
     placed,
+    qualified_name,
     spread_repeating_roles,
     steps_once,
 )
@@ -284,7 +285,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 if callee is caller:
                     continue  # `self.evaluate(ds)` per dataset inside `evaluate`: a recursion, not a step
                 callee.roles[Role.STEP] = (
-                    f"`{qualified(callee)}` (called once per batch by the loop in `{qualified(caller)}`)"
+                    f"`{qualified_name(callee)}` (called once per batch by the loop in `{qualified_name(caller)}`)"
                 )
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
@@ -304,11 +305,6 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
             continue
         if isinstance(unit.node, cst.FunctionDef) and (_named_a_step(unit.name) or steps_once(unit)):
             unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
-
-
-def qualified(unit: Unit) -> str:
-    """`Trainer.fit` for a method, `train` for a function."""
-    return f"{unit.cls.name}.{unit.name}" if unit.is_method and unit.cls is not None else unit.name
 
 
 def _named_a_step(name: str) -> bool:
@@ -368,8 +364,8 @@ def element_class(words: set[str]) -> str | None:
 
 def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:
     """The function of this file a loop's call runs: one it names (`train_step(...)`), a method of
-    `self` (`self.eval_one(batch)`), or a method of an instance whose class the code shows: `trainer.step(batch)` after `trainer = Trainer(...)`
-    or for a parameter annotated `trainer: Trainer`. (A class guessed from the method's name alone
+    `self` (`self.eval_one(batch)`), or a method of an instance whose class the code shows:
+    `trainer.step(batch)` after `trainer = Trainer(...)` or for a parameter annotated `trainer: Trainer`. (A class guessed from the method's name alone
     would make `optimizer.step()` run a project scheduler's `step`.)"""
     func = call.func
     if isinstance(func, cst.Name):
@@ -377,8 +373,7 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
     if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
         return None
     if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
-        own = next((c for c in lineage(index.classes, caller.cls) if func.attr.value in c.methods), None)
-        return index.method_units[id(own.methods[func.attr.value])] if own is not None else None
+        return method_of(index, caller.cls, func.attr.value)
     cls = index.classes.get(_instance_class(func.value.value, caller) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
     return index.method_units[id(method)] if method is not None else None

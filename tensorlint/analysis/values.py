@@ -675,8 +675,7 @@ _FACTORIES = frozenset(
 def _given_a_device(call: cst.Call) -> bool:
     """`device=` passed (other than `device="cpu"`), or perhaps inside `**factory_kwargs`."""
     device = argument(call, "device")
-    on_host = device is not None and string_value(device) == "cpu"
-    return (device is not None and not on_host) or any(arg.star == "**" for arg in call.args)
+    return (device is not None and string_value(device) != "cpu") or any(arg.star == "**" for arg in call.args)
 
 
 def _requires_grad(call: cst.Call) -> bool:
