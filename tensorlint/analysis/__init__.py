@@ -36,6 +36,7 @@ from tensorlint.analysis.facts import (
 from tensorlint.analysis.flow import analyze, attribute_value
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
+    TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
     ClassInfo,
     LoaderCall,
@@ -90,6 +91,7 @@ __all__ = [
     "BACKWARD_CALLS",
     "MODULE_HOOK_REGISTRATIONS",
     "STORE_METHODS",
+    "TENSOR_HOOK_REGISTRATIONS",
     "TRAINING_STEPS",
     "Accumulation",
     "AttributeWrite",

@@ -281,8 +281,12 @@ class _Walker:
                 for r in (_graph_from(r, self._graph_parameters(call, target)) for r in given_graph)
             )
         elif any(a.tensor for a in args) and not any(a.module for a in args):
-            # Tensors without a graph, and no module to make one: what the helper makes of them.
-            results = tuple(replace(r, graph=False, sources=frozenset()) for r in given_graph)
+            # Tensors without a graph, and no module passed to make one: what the helper makes of
+            # them has none, unless it makes one of its own (`self.model(x)`: a graph whatever it is given).
+            results = tuple(
+                replace(r, sources=own.sources) if own.graph else replace(r, graph=False, sources=frozenset())
+                for r, own in zip(given_graph, plain, strict=True)
+            )
         else:
             results = plain
         if facts is not self.facts:

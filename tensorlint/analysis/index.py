@@ -792,17 +792,39 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
         role = next(r for r in spread if r in caller.roles)
         once = run_once_calls(caller)
         own = lineage(index.classes, caller.cls) if caller.cls is not None else []
-        for call, callee in callees(index, caller):
+        for call, callee in [*callees(index, caller), *_methods_handed_over(index, caller)]:
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
             # A method of `self` (a base class's too: `self.W_()`), or of an object it keeps, whose
             # class the module shows: `self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`.
             on_self = callee.is_method and (callee.cls in own or _called_on_member(call, caller))
+            on_self = on_self or callee.parent is caller  # a function the caller defines runs as often
             if callee.call_sites or (on_self and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
             if on_self and not callee.roles and callee.name != "__init__":
                 callee.roles[spread[role]] = f"`{qualified_name(callee)}`, called from {caller.roles[role]}"
                 todo.append(callee)
+
+
+def _methods_handed_over(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
+    """Methods of `self` that a call is handed to run (`checkpoint(self._block, x)`,
+    `graph.apply_edges(self.edge_message)`): they run then, as often as the caller. Not those
+    handed to a registration or a container, which keep them for later."""
+    if caller.cls is None or caller.self_name is None:
+        return
+    for call, _ in placed(caller, cst.Call):
+        called = callee_name(call) or ""
+        if called.startswith("register") or called in _KEEPING_CALLS:
+            continue
+        for arg in call.args:
+            name = self_attribute(caller, arg.value)
+            method = method_of(index, caller.cls, name) if name is not None else None
+            if method is not None:
+                yield call, method
+
+
+# Calls that keep a callable for later rather than run it.
+_KEEPING_CALLS = frozenset(["append", "appendleft", "add", "extend", "insert", "setdefault", "update", "partial"])
 
 
 def runs_per_batch(unit: Unit) -> bool:
@@ -1110,12 +1132,20 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
             continue
         if index.method_units.get(id(unit.node)) is not unit or _is_static(unit.node):
             continue
-        if unit.name in cls.forward_names:
+        if unit.name in cls.forward_names or (unit.name in _PROPAGATE_STEPS and _passes_messages(index, cls)):
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
         elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
         elif steps_once(unit) and not _called_by_its_class(index, unit):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (a training step: it calls `backward()`)"
+
+
+# What a graph network's `self.propagate(...)` runs in `forward` (PyTorch Geometric's `MessagePassing`).
+_PROPAGATE_STEPS = frozenset(["message", "aggregate", "update", "message_and_aggregate", "edge_update"])
+
+
+def _passes_messages(index: ModuleIndex, cls: ClassInfo) -> bool:
+    return any(base and base.endswith("MessagePassing") for c in lineage(index.classes, cls) for base in c.base_names)
 
 
 def steps_once(unit: Unit) -> bool:

@@ -28,6 +28,7 @@ from tensorlint.analysis.index import (
     method_of,
     placed,
     qualified_name,
+    runs_per_batch,
     spread_repeating_roles,
     steps_once,
 )
@@ -289,8 +290,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 )
                 callee.call_sites.append((call, caller))
                 callee.called_per_batch = True
-                if callee.is_method and callee.cls is caller.cls:
-                    own_loops.append(callee)
+                own_loops.append(callee)
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 params = [p.name.value for p in all_params(callee.node.params)]
@@ -568,7 +568,7 @@ def repeats_per_step(
             if target is not None and _made_in(target, loop.body):
                 return None
             return "in this loop over batches"
-    called = next((u for u in _enclosing(unit) if u.called_per_batch), None)
+    called = next((u for u in _enclosing(unit) if Role.STEP in u.roles and runs_per_batch(u)), None)
     if called is not None:
         if target is not None and _made_in(target, called.node):
             return None

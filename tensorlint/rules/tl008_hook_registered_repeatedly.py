@@ -8,14 +8,16 @@ import libcst as cst
 
 from tensorlint.analysis import (
     MODULE_HOOK_REGISTRATIONS,
+    TENSOR_HOOK_REGISTRATIONS,
     Facts,
-    Role,
+    Place,
     Unit,
     callee_name,
     dotted_name,
     placed,
     receiver,
     repeats_per_step,
+    target_names,
 )
 from tensorlint.rule import Report, Rule
 
@@ -124,14 +126,18 @@ class HookRegisteredRepeatedly(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
-        registering = {id(unit) for _, unit, role in facts.index.hook_calls if role is Role.MODULE_HOOK}
+        registering = {id(unit) for _, unit, _ in facts.index.hook_calls}
         for unit in facts.index.units:
             if id(unit) not in registering:
                 continue
             registrations = [
                 (node.value, place)
                 for node, place in placed(unit, cst.Expr)
-                if isinstance(node.value, cst.Call) and callee_name(node.value) in MODULE_HOOK_REGISTRATIONS
+                if isinstance(node.value, cst.Call)
+                and (
+                    callee_name(node.value) in MODULE_HOOK_REGISTRATIONS
+                    or (callee_name(node.value) in TENSOR_HOOK_REGISTRATIONS and _on_a_parameter(node.value, place))
+                )
             ]
             if not registrations or _clears_hooks(unit):
                 continue
@@ -147,6 +153,20 @@ class HookRegisteredRepeatedly(Rule):
                     "stores; register once (in `__init__` or before the loop), or keep the handle and "
                     "`.remove()` it",
                 )
+
+
+def _on_a_parameter(call: cst.Call, place: Place) -> bool:
+    """`layer.weight.register_hook(f)`, or `p.register_hook(f)` in a loop over parameters: a tensor
+    that lives as long as the model keeps every hook. An activation's hooks go with its graph."""
+    tensor = receiver(call)
+    if isinstance(tensor, cst.Attribute):
+        return tensor.attr.value in ("weight", "bias")
+    if not isinstance(tensor, cst.Name):
+        return False
+    for loop in place.loops:
+        if isinstance(loop, cst.For) and tensor.value in target_names(loop.target):
+            return "param" in (dotted_name(loop.iter.func if isinstance(loop.iter, cst.Call) else loop.iter) or "")
+    return False
 
 
 def _clears_hooks(unit: Unit) -> bool:
