@@ -26,11 +26,13 @@ class HookRegisteredRepeatedly(Rule):
     """
     ## What it does
     Checks for `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`
-    and the other module-hook registrations called as a bare statement (the returned handle is
-    discarded) in code that runs again and again: `forward`, a per-batch `training_step`, the
-    body of a training or evaluation loop (a loop over a DataLoader, or one that steps an
-    optimizer), or a function or method such a loop calls (`trainer.learn(x, y)` for
-    `trainer = Trainer(...)` or a parameter annotated `trainer: Trainer`).
+    and the other module-hook registrations, and for gradient hooks on parameters
+    (`layer.weight.register_hook(f)`, `p.register_hook(f)` in a loop over `named_parameters()`),
+    called as a bare statement (the returned handle is discarded) in code that runs again and
+    again: `forward`, a per-batch `training_step`, the body of a training or evaluation loop (a
+    loop over a DataLoader, or one that steps an optimizer), or a function or method such a loop
+    calls (`trainer.learn(x, y)` for `trainer = Trainer(...)` or a parameter annotated
+    `trainer: Trainer`), and the methods those call on `self`.
 
     ## Why is this bad?
     Each call adds one more hook; none is ever removed, because the `RemovableHandle` that
@@ -39,6 +41,10 @@ class HookRegisteredRepeatedly(Rule):
     activations keeps N copies of them per pass. Memory and time grow with the number of steps.
     The hook APIs return a handle for exactly this reason (`handle.remove()`), and the PyTorch
     blog *Understanding GPU Memory 2* traces such growth to hooks and closures that keep tensors.
+
+    A parameter lives as long as the model, so its gradient hooks pile up the same way; a hook
+    on an activation (`h.register_hook(f)` in `forward`) goes with that call's graph and is not
+    reported.
 
     Not reported: registrations in `__init__`, in setup functions or in loops over modules
     (`for m in model.modules(): m.register_forward_hook(...)`), registrations whose handle is kept
