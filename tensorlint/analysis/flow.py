@@ -47,6 +47,7 @@ from tensorlint.analysis.index import (
     arguments_by_position,
     attribute_family,
     build_index,
+    callees,
     constructor_arguments,
     heirs,
     lineage,
@@ -2405,16 +2406,35 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
             facts.data_comprehensions[id(unit)] = over_data
     walked = [
         bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested or unit.sets_attributes)
+        or unit.fills_attributes
         # a default container or a class-level one: what a call puts there outlives the call
         or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))
         or id(unit) in facts.data_comprehensions
         for unit in units
     ]
+    for position, unit in enumerate(units):  # a method whose helper fills a list: `self._keep(x)`
+        if walked[position] or not unit.is_method or unit.name == "__init__" or unit.roles:
+            continue
+        for call, callee in callees(facts.index, unit):
+            if _fills_lists(callee):
+                walked[position] = True
+                if callee.is_method and not callee.roles:
+                    callee.call_sites.append((call, unit))  # its parameters take what the method passes
     for position in range(len(units) - 1, 0, -1):  # children come after their parents
         parent = units[position].parent
         if walked[position] and parent is not None:
             walked[position_of[id(parent)]] = True
     return walked
+
+
+def _fills_lists(unit: Unit) -> bool:
+    """Whether a function appends to its object's lists or to a list it is handed."""
+    if unit.fills_attributes:
+        return True
+    node = unit.node
+    return isinstance(node, cst.FunctionDef) and any(
+        p.name.value in unit.list_evidence for p in all_params(node.params)
+    )
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

@@ -234,6 +234,7 @@ class Unit:
     has_try: bool = False
     has_nested: bool = False  # a lambda, a nested def or a class defined in the function
     sets_attributes: bool = False  # `self.x = ...`: its final names give the attribute's value
+    fills_attributes: bool = False  # `self.xs.append(...)`: what it keeps there outlives the call
     # `def collect(x, bucket=[])`: parameters whose default is a container made once, at `def` time
     mutable_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
@@ -548,6 +549,8 @@ class _Indexer:
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
             self.unit.augmented.setdefault(node.target.value, []).append(node.value)
+        elif self_attribute(self.unit, node.target) is not None:
+            self.unit.fills_attributes = True  # `self.xs += [x]`
 
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
@@ -618,6 +621,8 @@ class _Indexer:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
+            if name in _LIST_ONLY_METHODS and self_attribute(self.unit, recv) is not None:
+                self.unit.fills_attributes = True
             if name in _LIST_ONLY_METHODS and isinstance(recv, cst.Name):
                 unit: Unit | None = self.unit
                 while unit is not None:  # `lambda x: grads.append(x)` tells its parent `grads` is a list
@@ -1015,6 +1020,7 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
         params = params[1:]
     found: dict[int, cst.BaseExpression] = {}
     position = 0
+    extra: list[cst.DictElement] = []  # keywords that `**kwargs` takes
     for arg in call.args:
         if arg.star:
             break
@@ -1023,6 +1029,11 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
             position += 1
         elif arg.keyword.value in params:
             found[params.index(arg.keyword.value)] = arg.value
+        else:
+            extra.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
+    kwargs = node.params.star_kwarg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
+    if extra and isinstance(kwargs, cst.Param) and kwargs.name.value in params:
+        found[params.index(kwargs.name.value)] = cst.Dict(extra)  # `log(loss=loss)`: `values` holds it
     return found
 
 

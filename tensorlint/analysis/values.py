@@ -116,6 +116,7 @@ _NO_GRAPH_METHODS = frozenset(
     [
         "detach",
         "detach_",
+        "sample",  # a distribution's draw: no gradient flows through it (`rsample` keeps one)
         "argmax",
         "argmin",
         "argsort",
@@ -642,6 +643,9 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
             return wrapped  # `model = DDP(model)`: calling it runs the same `forward`
     if is_torch_module_class(qualified):
         return MODULE
+    if namespace.startswith("torch.distributions") and last[:1].isupper():
+        # `Categorical(logits=out)`: its `log_prob`, `entropy` and `rsample` carry the graph it is given.
+        return _derived(_join(evaluate(arg.value, scope) for arg in call.args), scope)
     if qualified == "torch.compile" and call.args:
         # `update = torch.compile(update)` compiles a function: calling it runs that function.
         compiled = call.args[0].value

@@ -66,7 +66,10 @@ class TensorKeptInForward(Rule):
     judged here). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
     `on_train_start`) is never emptied while it grows; one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
-    as Lightning's outputs do, and is not reported.
+    as Lightning's outputs do, and is not reported. A method of any name that appends a value
+    with its autograd graph to a list of its object that nothing ever empties is reported too
+    (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
+    fills a list runs again and again, and every call's graph stays with the list.
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -201,6 +204,9 @@ class TensorKeptInForward(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
+        for event in facts.stores:
+            if _graph_kept_by_a_method(facts, event):
+                yield Report(event.node, _graph_kept_message(event))
         for store in facts.stores:
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
             if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
@@ -253,6 +259,32 @@ class TensorKeptInForward(Rule):
             yield Report(store.node, message)
         for output in facts.epoch_outputs:
             yield Report(output.node, _epoch_output_message(output))
+
+
+def _graph_kept_by_a_method(facts: Facts, store: Store) -> bool:
+    """A method of no known role that appends a value with its autograd graph to a list of its
+    object that nothing ever empties (`self.log_probs.append(dist.log_prob(a))` in an agent's
+    `act`, or in the helper it calls to do it): a method that fills a list runs again and again,
+    and every call's graph stays."""
+    unit = store.unit
+    if not (unit.is_method and unit.name != "__init__" and store.value.graph and store.grows) or unit.roles:
+        return False
+    if runs_per_batch(unit) or bounded_per_call(facts, store):
+        return False
+    if any(loop.feeds_data or loop.calls_backward for loop in store.loops):
+        return False  # the loop over batches around it repeats it: TL004's
+    return facts.container_kind(unit, store.container) == ("attribute", "list")
+
+
+def _graph_kept_message(store: Store) -> str:
+    name = root_name(store.container)
+    unit = store.unit
+    where = f"`{unit.cls.name}.{unit.name}`" if unit.cls else f"`{unit.name}`"
+    return (
+        f"`{name}` keeps the autograd graph of every call of {where} and nothing empties it: each "
+        "call's activations stay alive for as long as the object lives; store `.detach()` (or "
+        "`.item()`), or empty the list after the backward pass that uses it"
+    )
 
 
 def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | None) -> bool:
