@@ -2381,10 +2381,11 @@ def analyze(
         return facts
     units = facts.index.units
     walked = _worth_walking(units, facts)
+    known = units[: len(walked)]  # units added since (a lambda's) are walked below, as the walk meets them
     # Helpers of repeating code bind their parameters from their callers' names: walked after them.
-    later = {id(u) for u in units if any(a.call_sites for a in _units_around(u))}
-    order = [u for u in units if id(u) not in later] + _callers_first([u for u in units if id(u) in later])
-    position_of = {id(unit): position for position, unit in enumerate(units)}
+    later = {id(u) for u in known if any(a.call_sites for a in _units_around(u))}
+    order = [u for u in known if id(u) not in later] + _callers_first([u for u in known if id(u) in later])
+    position_of = {id(unit): position for position, unit in enumerate(known)}
     for unit in order:
         if walked[position_of[id(unit)]]:
             _Walker(facts, unit).run()
@@ -2412,7 +2413,9 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
         or id(unit) in facts.data_comprehensions
         for unit in units
     ]
-    for position, unit in enumerate(units):  # a method whose helper fills a list: `self._keep(x)`
+    # A method whose helper fills a list (`self._keep(x)`). Resolving the calls may add units
+    # (a lambda's): they come after these, and the walk takes them as it meets them.
+    for position, unit in enumerate(units[: len(walked)]):
         if walked[position] or not unit.is_method or unit.name == "__init__" or unit.roles:
             continue
         for call, callee in callees(facts.index, unit):
@@ -2420,7 +2423,7 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
                 walked[position] = True
                 if callee.is_method and not callee.roles:
                     callee.call_sites.append((call, unit))  # its parameters take what the method passes
-    for position in range(len(units) - 1, 0, -1):  # children come after their parents
+    for position in range(len(walked) - 1, 0, -1):  # children come after their parents
         parent = units[position].parent
         if walked[position] and parent is not None:
             walked[position_of[id(parent)]] = True
