@@ -1618,6 +1618,8 @@ class _Walker:
         local = None
         if container is not None and self.facts.container_kind(self.unit, container)[0] == "local":
             local = root_name(container)  # outlives the call only if the container does
+            if local in self._param_names():
+                local = None  # the caller's container: it outlives the call
         captured = value.captured
         if how in ("returned", "yielded"):
             # Handed back to the caller, a closure over the caller's own tensors extends nothing
