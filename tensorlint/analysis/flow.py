@@ -56,6 +56,7 @@ from tensorlint.analysis.index import (
     qualified_name,
     resets_container,
     self_attribute,
+    steps_once,
 )
 from tensorlint.analysis.names import (
     Imports,
@@ -651,6 +652,8 @@ class _Walker:
         self.loops.pop()
         self.env = _join_env(before, self.env)
         self.fresh &= fresh  # the body may not run
+        for emptied in _emptied_each(statement):
+            self._note_reset(emptied, True)
         if statement.orelse is not None:
             self._block(statement.orelse.body)
 
@@ -1616,7 +1619,10 @@ class _Walker:
         if value.closure is None or not value.captured:
             return
         local = None
-        if container is not None and self.facts.container_kind(self.unit, container)[0] == "local":
+        lifetime, kind = self.facts.container_kind(self.unit, container) if container is not None else (None, None)
+        if kind == "managed" and not any(self.lookup(name).graph for name in value.captured):
+            return  # emptied while in use (a flush), and what it keeps has no graph: bounded
+        if lifetime == "local" and container is not None:
             local = root_name(container)  # outlives the call only if the container does
             if local in self._param_names():
                 local = None  # the caller's container: it outlives the call
@@ -1690,7 +1696,7 @@ class _Walker:
                 assigned |= target_names(node.target)
             elif type(node) is cst.Call:
                 called = callee_name(node)
-                calls_backward = calls_backward or called in ("backward", "manual_backward")
+                calls_backward = calls_backward or called in ("backward", "manual_backward") or self._steps(node)
                 fetches = fetches or called == "next"  # `next(it)`
                 handed.append(node)
         if isinstance(statement, cst.For):
@@ -1709,6 +1715,14 @@ class _Walker:
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
+
+    def _steps(self, call: cst.Call) -> bool:
+        """`stats = update(net, opt, batch)`: a function of the file that is one training step
+        (it calls `backward()` outside its own loops), so the loop calling it trains."""
+        if type(call.func) is not cst.Name:
+            return False
+        callee = self.unit.lookup_def(call.func.value)
+        return callee is not None and callee is not self.unit and steps_once(callee)
 
     def _computes(self, loop: cst.For | cst.While) -> bool:
         """Whether a loop's iterable is computation, not data: layers, `range`, tensors, dict items."""
@@ -1905,8 +1919,32 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
     return base is not None and _forward_updates_without_grad(*base, depth + 1)
 
 
+def _emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
+    """`for buf in (self.inputs, self.outputs): buf.clear()`: the containers it empties, each."""
+    if not (
+        isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Tuple | cst.List)
+    ):
+        return []
+    name = loop.target.value
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    clears = any(
+        isinstance(line, cst.SimpleStatementLine)
+        and any(
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and callee_name(small.value) == "clear"
+            and isinstance(receiver(small.value), cst.Name)
+            and cast(cst.Name, receiver(small.value)).value == name
+            for small in line.body
+        )
+        for line in body
+    )
+    return [element.value for element in loop.iter.elements] if clears else []
+
+
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
-    """(name, True) for `isinstance(name, torch.Tensor)` or `torch.is_tensor(name)`; False under `not`."""
+    """(name, True) for `isinstance(name, torch.Tensor)`, `torch.is_tensor(name)` or
+    `hasattr(name, "detach")` (or `"item"`); False under `not`."""
     positive = True
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, positive = test.expression, False
@@ -1915,6 +1953,8 @@ def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool
     name = test.args[0].value.value
     called = imports.qualify(test.func) or dotted_name(test.func) or ""
     if called.endswith("is_tensor"):
+        return name, positive
+    if called == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) in ("detach", "item"):
         return name, positive
     if called == "isinstance" and len(test.args) == 2:
         kinds = dotted_name(test.args[1].value) or ""

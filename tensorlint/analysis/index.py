@@ -46,7 +46,9 @@ NO_GRAD_NAMES = frozenset(["no_grad", "inference_mode"])
 # `self` that one of them grows gains an entry per batch.
 STEP_METHODS = frozenset(
     ["training_step", "validation_step", "test_step", "predict_step", "train_step", "compute_loss",
-     "update", "process", "__call__"]
+     "update", "process", "__call__",
+     # Lightning's hooks around each step's backward pass and optimizer step
+     "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad"]
 )  # fmt: skip
 # Per-step methods that training code hands its outputs, graph included: a loss to a meter's `update`,
 # a batch's outputs to `training_step`. (A scheduler's `step_prk` or a logits processor's `__call__`
@@ -555,6 +557,19 @@ class _Indexer:
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
         self._bind(node.target, None)
+        if isinstance(node.target, cst.Name) and isinstance(node.iter, (cst.Tuple, cst.List)):
+            # `for buf in (self.inputs, self.outputs): buf.clear()` empties each of them.
+            name = node.target.value
+            if any(
+                type(inner) is cst.Call
+                and callee_name(inner) == "clear"
+                and isinstance(inner.func, cst.Attribute)
+                and isinstance(inner.func.value, cst.Name)
+                and inner.func.value.value == name
+                for inner in walk(node.body)
+            ):
+                for element in node.iter.elements:
+                    self._manage(element.value)
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
