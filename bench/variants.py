@@ -12,7 +12,9 @@ measures that). `s6_first/` and `s6_second/` were written by a helper that saw n
 analysis, in issue 15's sixth session, and measured before the changes they then prompted
 (docs/real-world.md); `s12_blind/` likewise in its twelfth (30 leaks, 30 look-alikes), and
 `s17_blind/` and `s17_blind2/` in its seventeenth (30 and 30 each, the second in the styles of
-real repositories: helpers, callbacks, recorders handed around).
+real repositories: helpers, callbacks, recorders handed around), and `s18_blind*/` in its
+eighteenth (framework styles, research code across functions, 12 TL001 leaks in library code,
+12 TL004 leaks accumulated in another function; each with as many look-alikes).
 """
 
 from __future__ import annotations

@@ -304,6 +304,8 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         return not _updated_in_a_loop_where_made(facts, cls.name, store.unit.name)
     if lifetime == "argument":
         caller, passed = store.unit.given_containers[root_name(store.container) or ""]
+        if passed in facts.index.concatenated:
+            return False  # the caller joins them into one tensor after its loop: one pass's outputs
         return not any(
             place.loops and passed in target_names(assign.targets[0].target)
             for assign, place in placed(caller, cst.Assign)
