@@ -1683,6 +1683,7 @@ class _Walker:
         reads: dict[str, set[str]] = {}
         calls_backward = fetches = False
         handed: list[cst.Call] = []  # calls that may hand a loader over, judged once `assigned` is known
+        nested: set[int] | None = None  # calls in inner loops: a step called there is theirs
         for node in own_nodes(statement.body):  # compared by type: isinstance against LibCST's ABCs is slow
             if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -1696,7 +1697,11 @@ class _Walker:
                 assigned |= target_names(node.target)
             elif type(node) is cst.Call:
                 called = callee_name(node)
-                calls_backward = calls_backward or called in ("backward", "manual_backward") or self._steps(node)
+                if not calls_backward and type(node.func) is cst.Name and self._steps(node):
+                    if nested is None:
+                        nested = {id(n) for loop in _inner_loops(statement) for n in walk(loop)}
+                    calls_backward = id(node) not in nested
+                calls_backward = calls_backward or called in ("backward", "manual_backward")
                 fetches = fetches or called == "next"  # `next(it)`
                 handed.append(node)
         if isinstance(statement, cst.For):
@@ -1917,6 +1922,10 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
         return False
     base = next(_imported_bases(facts, cls), None)
     return base is not None and _forward_updates_without_grad(*base, depth + 1)
+
+
+def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
+    return [node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While]
 
 
 def _emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
