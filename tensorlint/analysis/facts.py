@@ -364,10 +364,19 @@ def bounded_per_call(facts: Facts, store: Store) -> bool:
     owner = store.unit.self_name
     if root is None or owner is None or not root.startswith(f"{owner}."):
         return False  # only the object's own state is the same container in its caller
-    callers = {id(caller): caller for _, caller in store.unit.call_sites}
+    callers = {id(method): method for method in (_method_around(caller) for _, caller in store.unit.call_sites)}
     return bool(callers) and all(
         caller.self_name == owner and _empties(facts, caller, root) for caller in callers.values()
     )
+
+
+def _method_around(unit: Unit) -> Unit:
+    """The method that defines a nested function (`_perform_action` nested in a step method calls
+    the helper; the method empties what the helper fills), or the unit itself."""
+    current: Unit | None = unit
+    while current is not None and not current.is_method:
+        current = current.parent
+    return current or unit
 
 
 def _empties(facts: Facts, unit: Unit, root: str) -> bool:
