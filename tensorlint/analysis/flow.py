@@ -49,6 +49,7 @@ from tensorlint.analysis.index import (
     build_index,
     callees,
     constructor_arguments,
+    emptied_each,
     heirs,
     lineage,
     overrides,
@@ -652,7 +653,7 @@ class _Walker:
         self.loops.pop()
         self.env = _join_env(before, self.env)
         self.fresh &= fresh  # the body may not run
-        for emptied in _emptied_each(statement):
+        for emptied in emptied_each(statement):
             self._note_reset(emptied, True)
         if statement.orelse is not None:
             self._block(statement.orelse.body)
@@ -1926,29 +1927,6 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
 
 def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
     return [node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While]
-
-
-def _emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
-    """`for buf in (self.inputs, self.outputs): buf.clear()`: the containers it empties, each."""
-    if not (
-        isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Tuple | cst.List)
-    ):
-        return []
-    name = loop.target.value
-    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
-    clears = any(
-        isinstance(line, cst.SimpleStatementLine)
-        and any(
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, cst.Call)
-            and callee_name(small.value) == "clear"
-            and isinstance(receiver(small.value), cst.Name)
-            and cast(cst.Name, receiver(small.value)).value == name
-            for small in line.body
-        )
-        for line in body
-    )
-    return [element.value for element in loop.iter.elements] if clears else []
 
 
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:

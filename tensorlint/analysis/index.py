@@ -557,19 +557,8 @@ class _Indexer:
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
         self._bind(node.target, None)
-        if isinstance(node.target, cst.Name) and isinstance(node.iter, (cst.Tuple, cst.List)):
-            # `for buf in (self.inputs, self.outputs): buf.clear()` empties each of them.
-            name = node.target.value
-            if any(
-                type(inner) is cst.Call
-                and callee_name(inner) == "clear"
-                and isinstance(inner.func, cst.Attribute)
-                and isinstance(inner.func.value, cst.Name)
-                and inner.func.value.value == name
-                for inner in walk(node.body)
-            ):
-                for element in node.iter.elements:
-                    self._manage(element.value)
+        for emptied in emptied_each(node):
+            self._manage(emptied)
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
@@ -1028,6 +1017,27 @@ def _called_on_member(call: cst.Call, caller: Unit) -> bool:
         and type(func.value) is cst.Attribute
         and self_attribute(caller, func.value) is not None
     )
+
+
+def emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
+    """`for buf in (self.inputs, self.outputs): buf.clear()`: the containers it empties, each."""
+    if not (
+        isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Tuple | cst.List)
+    ):
+        return []
+    name = loop.target.value
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    clears = any(
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and callee_name(small.value) == "clear"
+        and isinstance(receiver(small.value), cst.Name)
+        and cast(cst.Name, receiver(small.value)).value == name
+        for line in body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    )
+    return [element.value for element in loop.iter.elements] if clears else []
 
 
 def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
