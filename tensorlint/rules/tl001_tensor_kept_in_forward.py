@@ -204,12 +204,13 @@ class TensorKeptInForward(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
-        for event in facts.stores:
-            if _graph_kept_by_a_method(facts, event):
-                yield Report(event.node, _graph_kept_message(event))
         for store in facts.stores:
             role = next((r for r in REPEATING_ROLES if r in store.unit.roles), None)
-            if role is None or not store.value.tensor or not store.grows or bounded_per_call(facts, store):
+            if role is None:
+                if _graph_kept_by_a_method(facts, store):
+                    yield Report(store.node, _graph_kept_message(store))
+                continue
+            if not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
             if runs_per_batch(store.unit) and store.value.graph:
                 continue  # a function a loop over batches calls: the loop's history, TL004's
