@@ -28,7 +28,7 @@ MODEL_WORDS = frozenset(
 )  # fmt: skip  # the analysis's names for networks (analysis/values.py), here without LibCST
 _SCREEN = re.compile(
     r"torch|lightning|hook|backward|cuda|forward|_step|criterion|loss\w*\(|Tensor|\bModule\b|Dataset|DataLoader"
-    rf"|collate|worker_init|\.eval\(|\.parameters\(|(?<![A-Za-z0-9])(?:{'|'.join(sorted(MODEL_WORDS))})\("
+    rf"|collate|worker_init|\.eval\(|\.(?:named_)?parameters\(|(?<![A-Za-z0-9])(?:{'|'.join(sorted(MODEL_WORDS))})\("
 )
 NOTEBOOK_SUFFIX = ".ipynb"  # here, not in tensorlint.notebook: finding files must not import that
 # Another framework's code (MXNet, TensorFlow, JAX, Paddle) in a file that never names torch: its

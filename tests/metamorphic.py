@@ -36,6 +36,7 @@ from libcst.metadata import (
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
 from helpers import FIXTURES, MARKER, fixture_codes, leak_rule_fixtures, markers
+from tensorlint.analysis.index import is_step_method
 from tensorlint.analysis.names import class_word
 from tensorlint.analysis.syntax import concatenated_operand
 from tensorlint.engine import lint_source
@@ -1010,7 +1011,8 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
     The helper receives the variables of the method that the statement reads, so it stores the same
     objects into the same container. The marker stays on the storing statement in the helper (the
     code that runs in forward, a hook or a handler, as TL003 reports CUDA work in a `__getitem__`
-    helper), except TL004's in a loop and TL007's, which move to the call (`_AT_CALL_IN_METHOD_FORM`).
+    helper), except TL004's in a loop (of a method not run per step by its name) and TL007's, which
+    move to the call (`_AT_CALL_IN_METHOD_FORM`).
     """
     taken: set[str] = set()
     swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
@@ -1028,6 +1030,9 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
         name = _fresh(fixture, "_keep", taken)
         codes = _line_codes(statement)
         in_loop = isinstance(fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef)), (cst.For, cst.While))
+        # A method that runs once per step (an EMA's `update`) passes that to its helper, which is
+        # judged where it stores: its loop over parameters is not what the history crosses.
+        in_loop = in_loop and not (is_step_method(method.name.value) or method.name.value == "forward")
         at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and (in_loop or c == "TL007")]
         moved = statement.with_changes(
             leading_lines=(), trailing_whitespace=_marker_comment([c for c in codes if c not in at_call])

@@ -26,6 +26,7 @@ from tensorlint.analysis.index import (
     lineage,
     placed,
     reset_only_when_run_starts,
+    reset_only_while_built,
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
@@ -247,7 +248,10 @@ class Facts:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)
             managed = any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed
-            if managed and not reset_only_when_run_starts(self.index, unit.cls, attribute):
+            if managed and not (
+                reset_only_when_run_starts(self.index, unit.cls, attribute)
+                or reset_only_while_built(self.index, unit.cls, attribute, private=True)
+            ):
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)

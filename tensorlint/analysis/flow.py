@@ -41,6 +41,7 @@ from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     NO_GRAD_STEP_METHODS,
     ClassInfo,
+    ModuleIndex,
     Role,
     Unit,
     all_params,
@@ -64,6 +65,7 @@ from tensorlint.analysis.names import (
     argument,
     callee_name,
     class_word,
+    class_words,
     dotted_name,
     names_in,
     receiver,
@@ -286,10 +288,7 @@ class _Walker:
         elif any(a.tensor for a in args) and not any(a.module for a in args):
             # Tensors without a graph, and no module passed to make one: what the helper makes of
             # them has none, unless it makes one of its own (`self.model(x)`: a graph whatever it is given).
-            results = tuple(
-                replace(r, sources=own.sources) if own.graph else replace(r, graph=False, sources=frozenset())
-                for r, own in zip(given_graph, plain, strict=True)
-            )
+            results = tuple(_own_graph_only(r, own) for r, own in zip(given_graph, plain, strict=True))
         else:
             results = plain
         if facts is not self.facts:
@@ -391,11 +390,15 @@ class _Walker:
             if len(named) != 1 or method_name not in named[0].methods or evaluate(owner, self) != UNKNOWN:
                 return None
             return self.facts, self.index.method_units[id(named[0].methods[method_name])]
-        if evaluate(owner, self) != UNKNOWN:
-            return None  # a tensor, a module, a number or an instance the code shows: not guessed
+        known = evaluate(owner, self)
+        # A network of a class the code does not say (`self.policy.evaluate_actions(obs, a)` after
+        # `self.policy.train()`) runs the method of the file's one module class that defines it.
+        some_module = known.module and known.instance is None and not known.tensor
+        if known != UNKNOWN and not some_module:
+            return None  # a tensor, a number or an instance the code shows: not guessed
         definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
         roots = [cls for cls in definers if not any(c in definers for c in lineage(self.index.classes, cls)[1:])]
-        if len(roots) != 1:
+        if len(roots) != 1 or (some_module and not roots[0].is_module):
             return None
         # One class, or one family: a base whose method is abstract and the subclasses that
         # override it (`for cb in self.callbacks: cb.on_batch_end(...)` runs any of them).
@@ -484,6 +487,8 @@ class _Walker:
             if hook:
                 first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
                 value = MODULE if first_is_module else TENSOR if unit.given_gradients else GRAPH
+            elif Role.FORWARD in unit.roles and not words and is_model_name(name):
+                value = MODULE  # a criterion's `forward(self, model, sample)` is handed the network
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
@@ -499,6 +504,8 @@ class _Walker:
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
             elif (annotated := single_class(words)) and (instance := self.local_instance(annotated, [])):
                 value = instance  # `meter: ErrorMeter`, `model: Net`: an instance of the project's class
+            elif not words and not is_model_name(name) and (passed := self._passed_instance(position, name)):
+                value = passed  # `run_epoch(data, model, SimpleLossCompute(...))`: an object of the file's class
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
@@ -523,6 +530,29 @@ class _Walker:
             self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
         if unit.call_sites and self.arguments is None:
             self._bind_from_call_sites(positional)
+
+    def _passed_instance(self, position: int, name: str) -> Value | None:
+        """An instance of one class of this file that a module-level function's parameter holds:
+        what every call in the file passes there, made there (`run_epoch(it, model,
+        SimpleLossCompute(g, crit))`); without calls, the one class the parameter is named for
+        (`loss_compute` for `SimpleLossCompute`, `meter` for `AverageMeter`)."""
+        unit = self.unit
+        if unit.is_method or unit.parent is None:
+            return None
+        made = set()
+        for call, _ in self.index.named_calls.get(unit.name, []):
+            given = arguments_by_position(call, unit).get(position + unit.skip_params)
+            if (
+                type(given) is not cst.Call
+                or type(given.func) is not cst.Name
+                or given.func.value not in self.index.classes
+            ):
+                return None
+            made.add(given.func.value)
+        if not made:
+            words = name.lower().split("_")
+            made = {c for c in self.index.classes if class_word(c) == words[-1] and set(words) <= set(class_words(c))}
+        return self.local_instance(made.pop(), []) if len(made) == 1 else None
 
     def _default_applies(self, param: cst.Param) -> bool:
         """Whether a CUDA default (`device="cuda"`) may be what the function runs with: unless every
@@ -601,7 +631,8 @@ class _Walker:
                     self._statement(statement.orelse)
                 else:
                     self._block(statement.orelse.body)
-            self.env = _join_env(after_body, self.env)
+            if not _leaves(statement.body):  # `if hasattr(v, "item"): return v.item()`: only the other path goes on
+                self.env = _join_env(after_body, self.env)
             self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
             if isinstance(statement.test, cst.Name) and statement.test.value == "True":
                 self.fresh = fresh_after_body  # `if True:` always runs its body
@@ -1248,9 +1279,13 @@ class _Walker:
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
-            if isinstance(loop.node, cst.For) and (
-                _fixed_collection(loop.node.iter, self.unit)
-                or (module_output_keys and self._keys_of_module_output(loop.node.iter))
+            if (
+                isinstance(loop.node, cst.For)
+                and not loop.feeds_data
+                and (
+                    _fixed_collection(loop.node.iter, self.unit)
+                    or (module_output_keys and self._keys_of_module_output(loop.node.iter))
+                )
             ):
                 loop_targets -= target_names(loop.node.target)
         names = _identity_names(key)
@@ -1929,6 +1964,14 @@ def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
     return [node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While]
 
 
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a block ends by returning or raising: the code after its `if` never follows it."""
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], (cst.Return, cst.Raise))
+
+
 def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
     """(name, True) for `isinstance(name, torch.Tensor)`, `torch.is_tensor(name)` or
     `hasattr(name, "detach")` (or `"item"`); False under `not`."""
@@ -2026,10 +2069,24 @@ def _is_whole_slice(target: cst.Subscript) -> bool:
     return whole.lower is None and whole.upper is None and whole.step is None
 
 
+def _own_graph_only(result: Value, own: Value) -> Value:
+    """A helper's result, given tensors without a graph: the graph it makes itself (`own`, its
+    result given nothing), entry by entry for a dict it builds, and no other."""
+    keys = None
+    if result.keys is not None and own.keys is not None:
+        kept = dict(own.keys)
+        keys = tuple((key, _own_graph_only(value, kept.get(key, UNKNOWN))) for key, value in result.keys)
+    if own.graph:
+        return replace(result, sources=own.sources, keys=keys)
+    return replace(result, graph=False, sources=frozenset(), keys=keys)
+
+
 def _graph_from(result: Value, graph_parameters: set[str]) -> Value:
     """A helper's result keeps a graph when it comes from a parameter given one, or from the
     helper's own computation (no parameter among its sources); not when it comes from an
     argument without one (`self.pe = self.extend_pe(x, self.pe)` returns `pe` as it was)."""
+    if result.keys is not None:
+        result = replace(result, keys=tuple((k, _graph_from(v, graph_parameters)) for k, v in result.keys))
     if result.graph and result.sources and not result.sources & graph_parameters:
         return replace(result, graph=False, sources=frozenset())
     return result
@@ -2117,6 +2174,8 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
             # `self.model = model`: an instance of the class that the file's constructions pass
             assigned = replace(assigned, instance=_constructed(facts, unit, expr.value).instance)
         value = value.join(assigned)
+    if value.instance is None:
+        value = replace(value, instance=_item_instance(facts, classes, attribute))
     frozen = any(attribute in c.frozen_attributes for c in classes)
     if value == UNKNOWN and attribute in PARAMETER_ATTRIBUTES and _inherits_a_layer(facts, cls):
         value = TENSOR if frozen else PARAMETER  # `self.weight` of `class SNConv2d(nn.Conv2d)`
@@ -2130,6 +2189,19 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     )
     facts.attribute_cache[key] = value
     return value
+
+
+def _item_instance(facts: Facts, classes: list[ClassInfo], attribute: str) -> str | None:
+    """The class of the file whose instances `self.<attribute>[key] = Meter()` puts in the
+    container, when every such assignment makes one of the same class: a container's value
+    stands for its items, as for `{"loss": Meter()}`."""
+    made = {
+        callee_name(expr) if type(expr) is cst.Call else None
+        for c in classes
+        for expr, _ in c.item_values.get(attribute, [])
+    }
+    name = made.pop() if len(made) == 1 else None
+    return name if name is not None and facts.class_of(name) is not None else None
 
 
 # Methods of builtin containers and queues besides STORE_METHODS: a file's class defining one is
@@ -2445,10 +2517,10 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     # A method whose helper fills a list (`self._keep(x)`). Resolving the calls may add units
     # (a lambda's): they come after these, and the walk takes them as it meets them.
     for position, unit in enumerate(units[: len(walked)]):
-        if walked[position] or not unit.is_method or unit.name == "__init__" or unit.roles:
+        if not unit.is_method or unit.name == "__init__" or unit.roles:
             continue
         for call, callee in callees(facts.index, unit):
-            if _fills_lists(callee):
+            if _fills_lists(facts.index, callee):
                 walked[position] = True
                 if callee.is_method and not callee.roles:
                     callee.call_sites.append((call, unit))  # its parameters take what the method passes
@@ -2459,14 +2531,20 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     return walked
 
 
-def _fills_lists(unit: Unit) -> bool:
-    """Whether a function appends to its object's lists or to a list it is handed."""
+def _fills_lists(index: ModuleIndex, unit: Unit, depth: int = 0) -> bool:
+    """Whether a function appends to its object's lists or to a list it is handed, itself or
+    through a helper it calls (`record(**kw)` calling `self._keep(key, value)`)."""
     if unit.fills_attributes:
         return True
     node = unit.node
-    return isinstance(node, cst.FunctionDef) and any(
-        p.name.value in unit.list_evidence for p in all_params(node.params)
+    if isinstance(node, cst.FunctionDef) and any(p.name.value in unit.list_evidence for p in all_params(node.params)):
+        return True
+    return depth < _FILLING_DEPTH and any(
+        _fills_lists(index, callee, depth + 1) for _, callee in callees(index, unit) if callee is not unit
     )
+
+
+_FILLING_DEPTH = 2  # helpers of helpers; further, a call says little of what it keeps
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

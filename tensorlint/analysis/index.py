@@ -172,6 +172,7 @@ class ClassInfo:
     forward_names: set[str] = field(default_factory=lambda: {"forward"})
     # self.x = value, anywhere in the class, with the unit the assignment is in
     attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
+    item_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)  # self.x[k] = value
     managed: set[str] = field(default_factory=set)  # containers reset, cleared or popped outside __init__
     managed_in: dict[str, list[Unit]] = field(default_factory=dict)  # where each of those is reset
     module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
@@ -328,6 +329,8 @@ class ModuleIndex:
     calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
     registers_hooks: bool = False  # the module calls a hook registration at all
+    # (id(class), method name) -> the subclasses' methods that override it (subclass_overrides)
+    overriding: dict[tuple[int, str], list[Unit]] = field(default_factory=dict)
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -551,8 +554,8 @@ class _Indexer:
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
             self.unit.augmented.setdefault(node.target.value, []).append(node.value)
-        elif self_attribute(self.unit, node.target) is not None:
-            self.unit.fills_attributes = True  # `self.xs += [x]`
+        elif self_attribute(self.unit, _held(node.target)) is not None:
+            self.unit.fills_attributes = True  # `self.xs += [x]`, `self.xs[key] += [x]`
 
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
@@ -582,6 +585,11 @@ class _Indexer:
             global_scope = name in self.unit.declared_global or self.unit is self.module_unit
             if global_scope and resets_container(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
+            return
+        if isinstance(target, cst.Subscript) and value is not None and self.unit.cls is not None:
+            held = self_attribute(self.unit, target.value)
+            if held is not None:  # `self.meters[name] = SmoothedValue()`: what the container holds
+                self.unit.cls.item_values.setdefault(held, []).append((value, self.unit))
             return
         attribute = self_attribute(self.unit, target)
         if isinstance(target, cst.Attribute) and value is not None and attribute is None:
@@ -625,7 +633,7 @@ class _Indexer:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
-            if name in _LIST_ONLY_METHODS and self_attribute(self.unit, recv) is not None:
+            if name in _LIST_ONLY_METHODS and self_attribute(self.unit, _held(recv)) is not None:
                 self.unit.fills_attributes = True
             if name in _LIST_ONLY_METHODS and isinstance(recv, cst.Name):
                 unit: Unit | None = self.unit
@@ -808,9 +816,11 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
         for call, callee in [*callees(index, caller), *_methods_handed_over(index, caller)]:
             if id(call) in once:
                 continue  # `if self._impl is None: self._impl = self._build()`: once per object
-            # A method of `self` (a base class's too: `self.W_()`), or of an object it keeps, whose
-            # class the module shows: `self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`.
-            on_self = callee.is_method and (callee.cls in own or _called_on_member(call, caller))
+            # A method of `self` (a base class's too: `self.W_()`, or a subclass's override of the
+            # method called), or of an object it keeps, whose class the module shows:
+            # `self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`.
+            mine = callee.cls in own or (callee.cls is not None and caller.cls in lineage(index.classes, callee.cls))
+            on_self = callee.is_method and (mine or _called_on_member(call, caller))
             on_self = on_self or callee.parent is caller  # a function the caller defines runs as often
             if callee.call_sites or (on_self and not callee.roles):
                 callee.call_sites.append((call, caller))  # every call of it from repeating code
@@ -901,16 +911,19 @@ def reset_only_when_run_starts(index: ModuleIndex, cls: ClassInfo, attribute: st
     return bool(resets) and attribute not in index.foreign_managed and all(u.name in RUN_START_HOOKS for u in resets)
 
 
-def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
+def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *, private: bool = False) -> bool:
     """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
     that only `__init__` calls, directly or through each other (`reset_parameters()` calling
-    `reset_running_stats()`). Such a reset bounds nothing that `forward` adds later."""
-    classes = lineage(index.classes, cls)
-    resets = [unit for c in classes for unit in c.managed_in.get(attribute, [])]
+    `reset_running_stats()`, or a mixin's `_init_stats()` that a subclass's `__init__` calls).
+    Such a reset bounds nothing that `forward` adds later. With `private`, only when those methods
+    are private (`_init_stats`): a public `reset()` may be called from another module too."""
+    resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
     if attribute in index.foreign_managed or not resets:
         return False
+    if private and not all(unit.name.startswith("_") for unit in resets):
+        return False
     callers: dict[int, list[Unit]] = {}
-    for c in classes:
+    for c in index.classes.values():  # a subclass's methods too: they call a mixin's on `self`
         for method in c.methods.values():
             caller = index.method_units[id(method)]
             for _, callee in callees(index, caller):
@@ -968,15 +981,15 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
     if isinstance(func, cst.Name):
         found = caller.lookup_def(func.value)
         return [found] if found is not None else []
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
-        return _member_methods(index, func, caller)  # `self.queue.enqueue(k)`
+    if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Attribute, cst.Subscript)):
+        return _member_methods(index, func, caller)  # `self.queue.enqueue(k)`, `self.meters["loss"].push(v)`
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and caller.cls is not None):
         return []
     if func.value.value != caller.self_name:
         return []
     method = method_of(index, caller.cls, func.attr.value)
     if method is not None:
-        return [method]
+        return [method, *subclass_overrides(index, caller.cls, func.attr.value)]
     classes = lineage(index.classes, caller.cls)
     called: list[Unit] = []
     for cls in classes:  # self.transform = Normalize(...): its __call__
@@ -987,16 +1000,32 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
 
 def _member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> list[Unit]:
     """`self.queue.enqueue(k)`: the method of the class of this module that every value assigned
-    to `self.queue` is an instance of."""
-    member = self_attribute(caller, func.value)
+    to `self.queue` is an instance of; `self.meters["loss"].push(v)`: every value put in `self.meters`."""
+    item = type(func.value) is cst.Subscript
+    member = self_attribute(caller, func.value.value if item else func.value)  # type: ignore[attr-defined]
     if member is None or caller.cls is None:
         return []
-    values = [v for c in lineage(index.classes, caller.cls) for v, _ in c.attribute_values.get(member, [])]
+    classes = lineage(index.classes, caller.cls)
+    values = [v for c in classes for v, _ in (c.item_values if item else c.attribute_values).get(member, [])]
     names = {callee_name(v) if type(v) is cst.Call else None for v in values}
     if len(names) != 1 or (cls := index.classes.get(names.pop() or "")) is None:
         return []
     method = method_of(index, cls, func.attr.value)
     return [method] if method is not None else []
+
+
+def subclass_overrides(index: ModuleIndex, cls: ClassInfo, name: str) -> list[Unit]:
+    """The methods `name` of the file's subclasses of `cls` that override it: `self.after_loss(d)`
+    in a base class's template runs a subclass's `after_loss` for that subclass's instances."""
+    key = (id(cls), name)
+    found = index.overriding.get(key)
+    if found is None:
+        found = index.overriding[key] = [
+            index.method_units[id(sub.methods[name])]
+            for sub in index.classes.values()
+            if sub is not cls and name in sub.methods and cls in lineage(index.classes, sub)
+        ]
+    return found
 
 
 def method_of(index: ModuleIndex, cls: ClassInfo, name: str) -> Unit | None:
@@ -1011,12 +1040,19 @@ def qualified_name(unit: Unit) -> str:
 
 
 def _called_on_member(call: cst.Call, caller: Unit) -> bool:
+    """`self.queue.enqueue(k)`, `self.meters["loss"].push(v)`: a method of an object `self` keeps."""
     func = call.func
-    return (
-        type(func) is cst.Attribute
-        and type(func.value) is cst.Attribute
-        and self_attribute(caller, func.value) is not None
-    )
+    if type(func) is not cst.Attribute:
+        return False
+    member = func.value.value if type(func.value) is cst.Subscript else func.value
+    return type(member) is cst.Attribute and self_attribute(caller, member) is not None
+
+
+def _held(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The container an item of it is: `self.values` for `self.values[key]`."""
+    while type(expr) is cst.Subscript:
+        expr = expr.value
+    return expr
 
 
 def emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:

@@ -180,5 +180,10 @@ def string_value(expr: cst.BaseExpression) -> str | None:
 def class_word(class_name: str) -> str:
     """The last word of a class's name, for the objects named for it: `EmbeddingTracker` ->
     "tracker", `AverageMeter` -> "meter", `RNNState` -> "state"."""
-    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
-    return words[-1].lower() if words else class_name.lower()
+    words = class_words(class_name)
+    return words[-1] if words else class_name.lower()
+
+
+def class_words(class_name: str) -> list[str]:
+    """`SimpleLossCompute` -> ["simple", "loss", "compute"], `RNNState` -> ["rnn", "state"]."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)]

@@ -52,7 +52,7 @@ class Project:
         self.capacity_bytes = capacity_bytes
         self.parse = parse  # how the modules that imports resolve to are parsed
         self.loaded: set[Path] = set()  # files a result depends on (for the result cache)
-        self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer, module name) -> candidates, resolved
+        self._found: dict[tuple[Path, str], list[Path]] = {}  # (importer's folder, module name) -> candidates, resolved
         self._definitions: dict[Path, frozenset[str]] = {}  # file -> names it may define
         self._re_exports: dict[Path, list[tuple[str, str, str]]] = {}  # file -> (module, name, local name)
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
@@ -86,18 +86,18 @@ class Project:
         return None
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
-        """The files `module_name` may mean for `importer`, resolved once: resolving costs system
-        calls, and a module imports the same names again and again."""
-        key = (importer, module_name)
-        if key not in self._found:
-            self._found[key] = [path.resolve() for path in self._candidates(importer, module_name)]
-        return self._found[key]
+        """The files `module_name` may mean for `importer`, resolved once per folder: resolving
+        costs system calls, and the modules of a package import the same names again and again."""
+        key = (self._folder(importer), module_name)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = [path.resolve() for path in self._candidates(*key)]
+        return found
 
-    def _candidates(self, importer: Path, module_name: str) -> list[Path]:
-        """Files that `import module_name` may mean, nearest first."""
+    def _candidates(self, folder: Path, module_name: str) -> list[Path]:
+        """Files that `import module_name` may mean in `folder`, nearest first."""
         dots = len(module_name) - len(module_name.lstrip("."))
         parts = [p for p in module_name.lstrip(".").split(".") if p]
-        folder = self._folder(importer)
         if dots:
             for _ in range(dots - 1):
                 folder = folder.parent

@@ -168,12 +168,16 @@ _BUILTIN_CALLS = frozenset(["len", "iter", "next", "enumerate", "zip", "range", 
 
 def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """A loop whose every iteration is one step of training or evaluation over data: it iterates
-    a DataLoader, fetches with `next()`, or steps an optimizer in its body."""
+    a DataLoader, fetches with `next()`, steps an optimizer in its body, or calls a function of the
+    file that is one training step (`_step(batch)`, which calls `backward()` once)."""
     if iterates_loader(loop, unit, imports):
         return True
     for call in loop_calls(unit, loop):
         name = callee_name(call)
         if name == "next" and isinstance(call.func, cst.Name):
+            return True
+        step = unit.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
+        if step is not None and step is not unit and steps_once(step):
             return True
         if name == "step" and isinstance(call.func, cst.Attribute):
             owner = (dotted_name(call.func.value) or "").lower()
@@ -425,11 +429,19 @@ def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
                     grows = accumulated_operand(target.target, small.value) or concatenated_operand(
                         target.target, small.value
                     )
-                    if grows is None:
+                    if grows is None and not _reads_itself(small.value, target.target):
                         reset |= target_names(target.target)
             elif isinstance(small, cst.AnnAssign) and small.value is not None:
                 reset |= target_names(small.target)
     return reset
+
+
+def _reads_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """`self.avg = self.update_average(loss, self.avg, step)`: the new value is made from the old
+    one (an accumulation through a helper), not assigned afresh."""
+    if not isinstance(target, cst.Attribute):
+        return False  # `x = x.to(device)` rebinds a name: kept a reset, as before
+    return any(type(node) is cst.Attribute and node.deep_equals(target) for node in walk(value))
 
 
 def free_names(closure: cst.CSTNode) -> set[str]:

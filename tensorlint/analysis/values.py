@@ -31,9 +31,15 @@ class Value:
     # A leaf that requires grad (a parameter): it carries no history, what is computed from it does.
     requires_grad: bool = False
     host: bool = False  # in host memory (`x.cpu()`, `torch.from_numpy(a)`): kept, it costs no device memory
+    # A dict display's entries by key (`{"loss": loss, "n": len(batch)}`): `out["n"]` reads its own
+    # value, not the join of all of them; the flat fields above still describe the whole dict.
+    keys: tuple[tuple[str, Value], ...] | None = field(default=None, compare=False, repr=False)
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
+        keys = None
+        if self.keys is not None or other.keys is not None:
+            keys = _join_keys(self, other)
         return Value(
             tensor=self.tensor or other.tensor,
             graph=self.graph or other.graph,
@@ -48,16 +54,38 @@ class Value:
             exception=self.exception or other.exception,
             requires_grad=self.requires_grad or other.requires_grad,
             host=(self.host or not self.tensor) and (other.host or not other.tensor) and (self.tensor or other.tensor),
+            keys=keys,
         )
 
     def without_graph(self) -> Value:
-        return replace(self, graph=False, requires_grad=False)
+        keys = None if self.keys is None else tuple((k, v.without_graph()) for k, v in self.keys)
+        return replace(self, graph=False, requires_grad=False, keys=keys)
+
+    def entry(self, key: str) -> Value | None:
+        """The value under `key` of a dict display, when the code shows its entries."""
+        for name, value in self.keys or ():
+            if name == key:
+                return value
+        return None
 
     @property
     def keeps_memory(self) -> bool:
         """A tensor whose memory a reference keeps: not a parameter (or a structure of them),
         which lives as long as its module whoever else refers to it."""
         return self.tensor and (self.graph or not self.requires_grad)
+
+
+def _join_keys(a: Value, b: Value) -> tuple[tuple[str, Value], ...] | None:
+    """The entries of a dict that is one of two: joined by key when both show theirs; a side
+    that is known to be nothing (the start of a join) leaves the other's."""
+    if a.keys is None or b.keys is None:
+        if (a if a.keys is None else b) == UNKNOWN:
+            return a.keys if b.keys is None else b.keys
+        return None
+    entries = dict(a.keys)
+    for key, value in b.keys:
+        entries[key] = entries[key].join(value) if key in entries else value
+    return tuple(entries.items())
 
 
 UNKNOWN = Value()
@@ -225,6 +253,7 @@ _MODULE_BASES = frozenset(
     ]
 )
 _BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
+_COPYING_BUILTINS = frozenset(["dict", "list", "tuple", "sorted", "reversed"])
 _NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
 
 
@@ -272,14 +301,14 @@ _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output",
 
 
 def names_a_count(name: str) -> bool:
-    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `decode_lengths`: a size, a count
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `ntokens`, `decode_lengths`: a size, a count
     or lengths, Python ints (graph libraries' batched graphs have these next to their tensors; a
     sequence model returns its lengths next to its outputs)."""
     lowered = name.lower()
     return (
         lowered.startswith(("num_", "number_of_", "n_"))
         or lowered.endswith(("_count", "_lengths", "_lens"))
-        or lowered in ("batch_size", "lengths", "lens")
+        or lowered in ("batch_size", "sample_size", "lengths", "lens", "ntokens", "nsentences", "nsamples")
     )
 
 
@@ -367,10 +396,15 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         return value
     if type(expr) is cst.Subscript:
         base = evaluate(expr.value, scope)
+        if base.keys is not None and (entry := base.entry(_text_key(expr) or "")) is not None:
+            return entry  # `out["n"]` of `{"loss": loss, "n": len(batch)}`
         if base.module and not base.tensor:
             return MODULE  # self.blocks[i]
-        if base.tensor and _keyed_by_text(expr):
+        key = _text_key(expr) if base.tensor else None
+        if key is not None and names_text(key):
             return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
+        if key is not None and names_a_count(key):
+            return SCALAR  # `sample["ntokens"]`, `batch["num_graphs"]`: a count, a Python int
         if base.instance is not None and not base.tensor:
             return base  # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items
         return _derived(base, scope) if base.tensor else UNKNOWN
@@ -390,7 +424,11 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return _elements([evaluate(e.value, scope) for e in expr.elements])
     if type(expr) is cst.Dict:
-        return _elements([evaluate(e.value, scope) for e in expr.elements if isinstance(e, cst.DictElement)])
+        entries = [(string_value(e.key), evaluate(e.value, scope)) for e in expr.elements if type(e) is cst.DictElement]
+        value = _elements([entry for _, entry in entries])
+        if entries and len(entries) == len(expr.elements) and all(key is not None for key, _ in entries):
+            return replace(value, keys=tuple(entries))  # type: ignore[arg-type]
+        return value
     if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return _comprehension(expr, scope)
     if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
@@ -405,11 +443,10 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     return UNKNOWN
 
 
-def _keyed_by_text(expr: cst.Subscript) -> bool:
-    """`batch["end_date_str"]`, `batch["file_name"]`: a subscript by a key that names text."""
+def _text_key(expr: cst.Subscript) -> str | None:
+    """The key of `batch["file_name"]`, a subscript by a string."""
     index = expr.slice[0].slice if len(expr.slice) == 1 else None
-    key = string_value(index.value) if isinstance(index, cst.Index) else None
-    return key is not None and names_text(key)
+    return string_value(index.value) if isinstance(index, cst.Index) else None
 
 
 def names_text(name: str) -> bool:
@@ -500,6 +537,11 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return SCALAR
         if name in _BUILTIN_REDUCTIONS:
             return _arithmetic(_join(args), scope)
+        if name in _COPYING_BUILTINS:
+            # `dict(loss_dict)`, `list(outputs)`: the same items, with their history. (Not more: a
+            # `list(model.parameters())` is the model's own tensors, as long-lived as it.)
+            copied = _join(args)
+            return copied if copied.graph else UNKNOWN
         if name == "partial":  # functools.partial imported by name
             return _partial(call, scope)
         instance = scope.local_instance(name, args) if name is not None else None

@@ -270,11 +270,13 @@ def _graph_kept_by_a_method(facts: Facts, store: Store) -> bool:
     unit = store.unit
     if not (unit.is_method and unit.name != "__init__" and store.value.graph and store.grows) or unit.roles:
         return False
+    if store.value.module:
+        return False  # a network (`self.teachers.append(policy)`) holds parameters, not a call's history
     if runs_per_batch(unit) or bounded_per_call(facts, store):
         return False
     if any(loop.feeds_data or loop.calls_backward for loop in store.loops):
         return False  # the loop over batches around it repeats it: TL004's
-    return facts.container_kind(unit, store.container) == ("attribute", "list")
+    return facts.container_kind(unit, store.container) in (("attribute", "list"), ("attribute", "dict"))
 
 
 def _graph_kept_message(store: Store) -> str:

@@ -268,9 +268,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # (a network, `teachers.append(policy)`, holds parameters, not a batch's history)
             if isinstance(event, Store) and tensor_keyed(facts, event):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
-            # Loops over a batch's own items (`for name, value in loss_dict.items()`) in a function
-            # called once per batch: the calls are the loop that crosses batches.
-            if not event.loops or (runs_per_batch(event.unit) and not any(loop.feeds_data for loop in event.loops)):
+            if _folded_across_calls(event):
                 if _per_call(event) and (across := _across_steps(facts, event)) is not None:
                     reported.add(id(event.node))
                     target = event.target if isinstance(event, Accumulation) else event.container
@@ -327,6 +325,21 @@ def _backpropagated(collected: Collected) -> bool:
     if collected.into & unit.backpropagated_names:
         return True
     return any(collected.node is node for expr in unit.backpropagated for node in walk(expr))
+
+
+def _folded_across_calls(event: Accumulation | Store) -> bool:
+    """Whether the calls, not a loop around the event, are what it crosses: no loop; loops over a
+    batch's own items (`for name, value in loss_dict.items()`) in a function called once per batch;
+    or loops that compute (`for name, p in model.named_parameters()` in an EMA's `update`) in a
+    per-step method or `forward`."""
+    if not event.loops:
+        return True
+    if any(loop.feeds_data for loop in event.loops):
+        return False
+    if runs_per_batch(event.unit):
+        return True
+    repeating = any(role in event.unit.roles for role in (Role.STEP, *_FORWARD_CODE))
+    return repeating and all(loop.computes for loop in event.loops)
 
 
 def _one_entry_per_item(event: Accumulation | Store, loop: Loop) -> bool:

@@ -11,6 +11,7 @@ from tensorlint.analysis import (
     Imports,
     Unit,
     callee_name,
+    callees,
     calls_in,
     dotted_name,
     lineage,
@@ -200,15 +201,20 @@ def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandle
     handler_calls = calls_in(handler.body)
     if any(_moves_to_cpu(call) for call in handler_calls):
         return None  # a CPU fallback needs no GPU memory
-    tried = {_callee(call) for call in calls_in(attempt.body)} - {None}
+    tried = {callee for call in calls_in(attempt.body) if (callee := _callee(call)) is not None}
     own = unit.name if isinstance(unit.node, cst.FunctionDef) else None
+    helpers = {id(call): helper for call, helper in callees(facts.index, unit)}
     for call in handler_calls:
         callee = _callee(call)
         if callee is None or (callee_name(call) or "") in _NOT_WORK:
             continue
         recursive = own is not None and callee in (own, f"{unit.self_name}.{own}")
-        if recursive or (callee in tried and _computes(facts, unit, call)):
+        helper = helpers.get(id(call))
+        rerun = _reruns(facts, helper, tried) if helper is not None and helper is not unit else None
+        if recursive or rerun or (callee in tried and _computes(facts, unit, call)):
             what = "the enclosing function" if recursive and callee not in tried else f"`{callee}(...)`"
+            if rerun and callee not in tried and not recursive:
+                what = f"`{rerun}(...)`, through `{callee}(...)`,"
             return Report(
                 call,
                 f"{what} is retried inside the `except` block that caught the out-of-memory error: the "
@@ -218,6 +224,26 @@ def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandle
     return None
 
 
+def _reruns(facts: Facts, helper: Unit, tried: set[str], depth: int = 0) -> str | None:
+    """What the `try` ran that a function of this file, called by the handler, runs again
+    (`self._step_in_chunks(x)` calls the tried `self._forward_backward` on each chunk), itself or
+    through the functions it calls; None when it falls back to the CPU."""
+    calls = _calls_of(helper)
+    if any(_moves_to_cpu(call) for call in calls):
+        return None
+    for call in calls:
+        callee = _callee(call)
+        if callee in tried and _computes(facts, helper, call):
+            return callee
+    if depth >= _HELPER_DEPTH:
+        return None
+    inner = (_reruns(facts, each, tried, depth + 1) for _, each in callees(facts.index, helper) if each is not helper)
+    return next((found for found in inner if found is not None), None)
+
+
+_HELPER_DEPTH = 1  # a helper's own helpers are read too; not further
+
+
 # Methods that run a model: retrying one redoes the work that ran out of memory.
 _COMPUTE_METHODS = frozenset(
     ["forward", "generate", "predict", "encode", "decode", "sample", "infer", "inference", "training_step",
@@ -225,15 +251,28 @@ _COMPUTE_METHODS = frozenset(
 )  # fmt: skip
 
 
-def _computes(facts: Facts, unit: Unit, call: cst.Call) -> bool:
-    """A call that runs a model or makes tensors: a module called, a model method, a torch function."""
+def _computes(facts: Facts, unit: Unit, call: cst.Call, depth: int = 0) -> bool:
+    """A call that runs a model or makes tensors: a module called, a model method, a torch
+    function, or a function of this file that makes one of those calls (`self._forward_backward(x)`)."""
     name = callee_name(call) or ""
     if name in _COMPUTE_METHODS or name.startswith(("forward_", "generate_", "predict_")):
         return True
     qualified = facts.imports.qualify(call.func) or ""
     if qualified.startswith("torch.") and not qualified.startswith("torch.cuda."):
         return True
-    return _is_module(facts, unit, call.func)
+    if _is_module(facts, unit, call.func):
+        return True
+    return depth < _HELPER_DEPTH and any(
+        _computes(facts, helper, inner, depth + 1)
+        for found, helper in callees(facts.index, unit)
+        if found is call and helper is not unit
+        for inner in _calls_of(helper)
+    )
+
+
+def _calls_of(unit: Unit) -> list[cst.Call]:
+    body = getattr(unit.node, "body", None)
+    return calls_in(body) if body is not None else []
 
 
 _MODEL_WORDS = ("model", "net", "encoder", "decoder", "pipe", "unet", "vae", "transformer")

@@ -29,7 +29,8 @@ class CacheKeepsModule(Rule):
     ## What it does
     Checks for `functools.lru_cache` and `functools.cache` on methods of `nn.Module` classes
     (including Lightning modules and Hugging Face models) and on functions that take a tensor
-    argument (annotated `torch.Tensor`).
+    argument (annotated `torch.Tensor`, or unannotated and used as one: handed to a torch function
+    that takes tensors, `torch.max(lengths)`, or read as one, `lengths.unsqueeze(1)`, `lat.device`).
 
     ## Why is this bad?
     The cache is a dictionary that lives as long as the function, which for a method is as long
@@ -173,7 +174,7 @@ class CacheKeepsModule(Rule):
                     "long as the function exists; cache on Python values, or keep the result on the module",
                 )
                 continue
-            tensors = _tensor_params(unit, node)
+            tensors = _tensor_params(facts, unit, node)
             if tensors:
                 shown = ", ".join(f"`{name}`" for name in tensors)
                 yield Report(
@@ -249,15 +250,57 @@ def _used_as_module(facts: Facts, node: cst.FunctionDef, name: str) -> bool:
     return False
 
 
-def _tensor_params(unit: Unit, node: cst.FunctionDef) -> list[str]:
+def _tensor_params(facts: Facts, unit: Unit, node: cst.FunctionDef) -> list[str]:
+    """Parameters annotated as tensors, or unannotated and used as one in the body."""
     found = []
     params = all_params(node.params)
     if unit.is_method and params:
         params = params[1:]
     for param in params:
-        if any(word.endswith("Tensor") for word in _annotation_names(param)):
+        words = _annotation_names(param)
+        if any(word.endswith("Tensor") for word in words) or (not words and _used_as_tensor(facts, node, param)):
             found.append(param.name.value)
     return found
+
+
+# torch functions that take a tensor (a number or an array raises), and methods and attributes
+# that only tensors have: `torch.max(lengths)`, `torch.deg2rad(lat)`, `lengths.unsqueeze(1)`.
+_TENSOR_FUNCTIONS = frozenset(
+    ["abs", "cos", "sin", "tan", "exp", "log", "log1p", "sqrt", "rsqrt", "deg2rad", "rad2deg", "sigmoid", "tanh",
+     "relu", "softmax", "log_softmax", "max", "min", "sum", "mean", "std", "var", "norm", "clamp", "clip", "where",
+     "matmul", "mm", "bmm", "cat", "stack", "flatten", "reshape", "cumsum", "argmax", "argmin", "sort", "topk",
+     "unique", "gather", "bincount", "nonzero", "isnan", "isfinite", "outer", "cdist", "diag", "triu", "tril",
+     "flip", "roll", "transpose", "permute", "squeeze", "unsqueeze", "chunk", "split", "masked_fill"]
+)  # fmt: skip
+_TENSOR_METHODS = frozenset(
+    ["unsqueeze", "dim", "numel", "float", "long", "half", "cuda", "detach", "permute", "masked_fill", "contiguous",
+     "new_zeros", "new_ones", "new_full", "type_as", "size"]
+)  # fmt: skip
+_TENSOR_ATTRIBUTES = frozenset(["device", "is_cuda", "requires_grad", "grad_fn"])
+
+
+def _used_as_tensor(facts: Facts, node: cst.FunctionDef, param: cst.Param) -> bool:
+    name = param.name.value
+    for inner in walk(node.body):
+        if _attribute_of(inner, name) in _TENSOR_ATTRIBUTES:
+            return True
+        if not isinstance(inner, cst.Call):
+            continue
+        if _attribute_of(inner.func, name) in _TENSOR_METHODS:
+            return True
+        first = inner.args[0].value if inner.args and inner.args[0].keyword is None else None
+        namespace, _, function = (facts.imports.qualify(inner.func) or "").rpartition(".")
+        takes_tensors = (namespace == "torch" and function in _TENSOR_FUNCTIONS) or namespace == "torch.nn.functional"
+        if takes_tensors and isinstance(first, cst.Name) and first.value == name:
+            return True
+    return False
+
+
+def _attribute_of(node: cst.CSTNode, name: str) -> str | None:
+    """`attr` of `name.attr`."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+        return node.attr.value
+    return None
 
 
 def _annotation_names(param: cst.Param) -> set[str]:
