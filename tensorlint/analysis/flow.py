@@ -110,6 +110,7 @@ from tensorlint.analysis.values import (
     Value,
     evaluate,
     is_criterion_name,
+    is_input_name,
     is_label_name,
     is_model_name,
     is_torch_module_class,
@@ -117,6 +118,7 @@ from tensorlint.analysis.values import (
     names_a_log,
     names_a_loss_value,
     names_text,
+    tensor_guard,
 )
 from tensorlint.analysis.walk import children, contains, walk
 
@@ -498,7 +500,8 @@ class _Walker:
             elif any(w.endswith("Tensor") for w in words):
                 # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
-                value = GRAPH if self._graph_given() and not is_label_name(name) else TENSOR
+                given = self._graph_given() and not is_label_name(name) and not is_input_name(name)
+                value = GRAPH if given else TENSOR
             elif "Module" in words or any(is_torch_module_class(w) or self.is_local_module_class(w) for w in words):
                 annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
@@ -540,15 +543,16 @@ class _Walker:
         if unit.is_method or unit.parent is None:
             return None
         made = set()
-        for call, _ in self.index.named_calls.get(unit.name, []):
+        for call, caller in self.index.named_calls.get(unit.name, []):
             given = arguments_by_position(call, unit).get(position + unit.skip_params)
-            if (
-                type(given) is not cst.Call
-                or type(given.func) is not cst.Name
-                or given.func.value not in self.index.classes
-            ):
+            # made there, or bound there once to what is made: `trainer = Trainer(...)`
+            bound = caller.lookup_bindings(given.value) if type(given) is cst.Name else [given]
+            made_by = bound[0] if len(bound) == 1 else None
+            if type(made_by) is not cst.Call or type(made_by.func) is not cst.Name:
                 return None
-            made.add(given.func.value)
+            if made_by.func.value not in self.index.classes:
+                return None
+            made.add(made_by.func.value)
         if not made:
             words = name.lower().split("_")
             made = {c for c in self.index.classes if class_word(c) == words[-1] and set(words) <= set(class_words(c))}
@@ -616,7 +620,7 @@ class _Walker:
             before, fresh, iteration = dict(self.env), set(self.fresh), self._iteration_copy()
             grad_before = self.grad_enabled
             self.conditions.append(statement.test)
-            guarded = _tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
+            guarded = tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
             if guarded is not None and not guarded[1]:
                 self.env[guarded[0]] = UNKNOWN  # `if not isinstance(val, Tensor):` val is no tensor here
             self._block(statement.body)
@@ -925,6 +929,7 @@ class _Walker:
                 isinstance(value_expr, cst.Name)
                 and value_expr.value in self._param_names()
                 and not is_label_name(value_expr.value)
+                and not is_input_name(value_expr.value)
             )
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
@@ -939,6 +944,10 @@ class _Walker:
             self._reset_this_iteration(container), key,
         )  # fmt: skip
         self.facts.stores.append(store)
+        if value.graph and type(container) is cst.Name and container.value in self.env and not self.replaying:
+            # `svs.append(sv)`: a local list's value carries the history of its items, as a display's
+            # does. (Only history: what a list of a batch's inputs captures is judged as before.)
+            self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
 
     def _accumulate(
         self,
@@ -1058,7 +1067,11 @@ class _Walker:
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
             repeated = bool(self.loops) or self.unit.called_per_batch
-            if self._writes_into_buffer(target.value) or (repeated and self._made_tensor(target.value)):
+            if (
+                self._writes_into_buffer(target.value)
+                or (repeated and self._made_tensor(target.value))
+                or self._fills_own_tensor(target)
+            ):
                 # `self.queue[ptr] = k`, `self.sv[:] = sv`, `preds[i * bs:] = out` into `torch.zeros(...)`
                 # made before the loop: a write into the tensor's storage, which autograd chains onto
                 # the tensor's history like `copy_`; no entry is added.
@@ -1097,6 +1110,14 @@ class _Walker:
         family = attribute_family(self.index.classes, cls, attribute)
         made = [value for c in family for value, _ in c.attribute_values.get(attribute, [])]
         return self._made_by_calls(expr, made)
+
+    def _fills_own_tensor(self, target: cst.Subscript) -> bool:
+        """`self.sv[i][:] = sv` in forward code: every element written, so the target is a tensor
+        (a list's slice assignment would replace its items), and one that the object keeps."""
+        if not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()) or not _is_whole_slice(target):
+            return False
+        root = root_name(target.value) or ""
+        return self.unit.self_name is not None and root.startswith(f"{self.unit.self_name}.")
 
     def _made_tensor(self, expr: cst.BaseExpression) -> bool:
         """A name (of this function or one around it) that every assignment makes a tensor by a call
@@ -1733,7 +1754,7 @@ class _Walker:
                 assigned |= target_names(node.target)
             elif type(node) is cst.Call:
                 called = callee_name(node)
-                if not calls_backward and type(node.func) is cst.Name and self._steps(node):
+                if not calls_backward and self._steps(node):
                     if nested is None:
                         nested = {id(n) for loop in _inner_loops(statement) for n in walk(loop)}
                     calls_backward = id(node) not in nested
@@ -1758,11 +1779,15 @@ class _Walker:
         )
 
     def _steps(self, call: cst.Call) -> bool:
-        """`stats = update(net, opt, batch)`: a function of the file that is one training step
-        (it calls `backward()` outside its own loops), so the loop calling it trains."""
-        if type(call.func) is not cst.Name:
+        """`stats = update(net, opt, batch)`, `trainer.train_step(sample)`: a function or method of
+        the file that is one training step (it calls `backward()` outside its own loops), so the
+        loop calling it trains."""
+        if type(call.func) is cst.Name:
+            callee = self.unit.lookup_def(call.func.value)
+        elif type(call.func) is cst.Attribute and (known := self._callee_unit(call, read_modules=False)):
+            callee = known[1] if known[0] is self.facts else None
+        else:
             return False
-        callee = self.unit.lookup_def(call.func.value)
         return callee is not None and callee is not self.unit and steps_once(callee)
 
     def _computes(self, loop: cst.For | cst.While) -> bool:
@@ -1799,6 +1824,9 @@ class _Walker:
                 return bool(iterable.args) and all(
                     self._computed_iterable(a.value) for a in iterable.args if not a.keyword
                 )
+            owner = receiver(iterable)
+            if name == "tolist" and owner is not None and evaluate(owner, self).tensor:
+                return True  # `buckets.unique().tolist()`: a batch's own values
         return isinstance(iterable, (cst.List, cst.Tuple))
 
 
@@ -1896,9 +1924,14 @@ _MOVES = frozenset(["cuda", "cpu", "to", "float", "half", "double", "bfloat16", 
 
 def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`self.logvar.cuda(non_blocking=True)`, `self.mask.to(x.device).float()`: the target moved or cast."""
+    return _unmoved(value).deep_equals(target)
+
+
+def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`criterion` for `criterion.cuda()`, `x` for `x.to(device).float()`."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
         value = value.func.value
-    return value.deep_equals(target)
+    return value
 
 
 def _calls(expr: cst.BaseExpression, method: str) -> bool:
@@ -1970,27 +2003,6 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if isinstance(last, cst.SimpleStatementLine):
         return isinstance(last.body[-1], (cst.Return, cst.Raise))
     return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], (cst.Return, cst.Raise))
-
-
-def _tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
-    """(name, True) for `isinstance(name, torch.Tensor)`, `torch.is_tensor(name)` or
-    `hasattr(name, "detach")` (or `"item"`); False under `not`."""
-    positive = True
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, positive = test.expression, False
-    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
-        return None
-    name = test.args[0].value.value
-    called = imports.qualify(test.func) or dotted_name(test.func) or ""
-    if called.endswith("is_tensor"):
-        return name, positive
-    if called == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) in ("detach", "item"):
-        return name, positive
-    if called == "isinstance" and len(test.args) == 2:
-        kinds = dotted_name(test.args[1].value) or ""
-        if kinds.endswith("Tensor"):
-            return name, positive
-    return None
 
 
 _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])
@@ -2170,9 +2182,11 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         walker._bind_params()
         walker.env.update(facts.final_env.get(id(unit), {}))
         assigned = evaluate(expr, walker)
-        if type(expr) is cst.Name and unit.name == "__init__" and assigned.instance is None:
-            # `self.model = model`: an instance of the class that the file's constructions pass
-            assigned = replace(assigned, instance=_constructed(facts, unit, expr.value).instance)
+        given = _unmoved(expr)
+        if type(given) is cst.Name and unit.name == "__init__" and assigned.instance is None:
+            # `self.model = model`, `self.criterion = criterion.cuda()`: an instance of the class
+            # that the file's constructions pass
+            assigned = replace(assigned, instance=_constructed(facts, unit, given.value).instance)
         value = value.join(assigned)
     if value.instance is None:
         value = replace(value, instance=_item_instance(facts, classes, attribute))

@@ -320,6 +320,16 @@ def is_label_name(name: str) -> bool:
     return bool(words & _LABEL_WORDS) or lowered in ("y_true", "ground_truth")
 
 
+def is_input_name(name: str) -> bool:
+    """A parameter named for what the data gives a step: `inputs`, `batch`, `input_ids`. A step is
+    handed its batch, without a graph, under such a name (`training_step(self, model, inputs)`)."""
+    lowered = name.lower()
+    return lowered in _INPUT_NAMES or lowered.startswith("input_")
+
+
+_INPUT_NAMES = frozenset(["input", "inputs", "batch", "batches", "data", "sample", "samples", "images"])
+
+
 def is_criterion_name(name: str) -> bool:
     """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`,
     `crit`, `l1_crit`."""
@@ -332,8 +342,15 @@ def is_criterion_name(name: str) -> bool:
 
 
 def is_loss_name(name: str) -> bool:
+    """A function that computes a loss (`compute_loss`, `dice_loss`, `criterion`); not one that
+    reports losses already computed (`reduce_loss_dict`, `log_losses`, `format_loss`)."""
     lowered = name.lower()
+    if _REPORTING_WORDS & set(lowered.split("_")):
+        return False
     return "loss" in lowered or "criterion" in lowered
+
+
+_REPORTING_WORDS = frozenset(["reduce", "log", "format", "print", "str", "dict", "summary", "summarize", "report"])
 
 
 def names_a_loss_value(name: str) -> bool:
@@ -595,7 +612,11 @@ _PYTHON_NUMBERS = frozenset(["float", "int", "bool", "Number", "numbers.Number",
 
 
 def _branch(branch: cst.BaseExpression, test: cst.BaseExpression, taken_when: bool, scope: Scope) -> Value:
-    """One branch of `a if test else b`: `x if isinstance(x, float) else x.item()` is a number either way."""
+    """One branch of `a if test else b`: `x if isinstance(x, float) else x.item()` is a number either
+    way; in `v.item() if torch.is_tensor(v) else v`, the `v` of the other branch is no tensor."""
+    guarded = tensor_guard(test, scope.imports)
+    if guarded is not None and type(branch) is cst.Name and branch.value == guarded[0] and guarded[1] != taken_when:
+        return UNKNOWN
     positive = True
     if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
         test, positive = test.expression, False
@@ -613,6 +634,32 @@ def _branch(branch: cst.BaseExpression, test: cst.BaseExpression, taken_when: bo
         if all(dotted_name(name) in _PYTHON_NUMBERS for name in names):
             return SCALAR
     return evaluate(branch, scope)
+
+
+def tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:
+    """(name, True) for `isinstance(name, torch.Tensor)`, `torch.is_tensor(name)`,
+    `hasattr(name, "detach")` (or `"item"`) or `callable(getattr(name, "detach", None))`; False
+    under `not`."""
+    positive = True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, False
+    if isinstance(test, cst.Call) and dotted_name(test.func) == "callable" and len(test.args) == 1:
+        test = test.args[0].value  # `callable(getattr(v, "detach", None))`: as `hasattr(v, "detach")`
+    if isinstance(test, cst.Call) and dotted_name(test.func) == "getattr" and len(test.args) >= 2:
+        test = test.with_changes(func=cst.Name("hasattr"), args=test.args[:2])
+    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
+        return None
+    name = test.args[0].value.value
+    called = imports.qualify(test.func) or dotted_name(test.func) or ""
+    if called.endswith("is_tensor"):
+        return name, positive
+    if called == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) in ("detach", "item"):
+        return name, positive
+    if called == "isinstance" and len(test.args) == 2:
+        kinds = dotted_name(test.args[1].value) or ""
+        if kinds.endswith("Tensor"):
+            return name, positive
+    return None
 
 
 def _names_the_trained_network(name: str) -> bool:
