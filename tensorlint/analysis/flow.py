@@ -118,6 +118,7 @@ from tensorlint.analysis.values import (
     names_a_log,
     names_a_loss_value,
     names_text,
+    number_guard,
     tensor_guard,
 )
 from tensorlint.analysis.walk import children, contains, walk
@@ -321,7 +322,8 @@ class _Walker:
         }
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
-        """The function or method of this file a call runs, without reading other modules."""
+        """The function or method of this file a call runs, without reading other modules: of
+        `self`, or of an object whose class the file shows."""
         func = call.func
         if isinstance(func, cst.Name):
             found = self.unit.lookup_def(func.value)
@@ -332,6 +334,8 @@ class _Walker:
                 method = ancestor.methods.get(func.attr.value)
                 if method is not None:
                     return self.index.method_units[id(method)]
+        if isinstance(func, cst.Attribute) and (known := self._method_of(func.value, func.attr.value)):
+            return known[1] if known[0] is self.facts else None
         return None
 
     def _graph_parameters(self, call: cst.Call, target: Unit) -> set[str]:
@@ -623,6 +627,9 @@ class _Walker:
             guarded = tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
             if guarded is not None and not guarded[1]:
                 self.env[guarded[0]] = UNKNOWN  # `if not isinstance(val, Tensor):` val is no tensor here
+            numbered = number_guard(statement.test)
+            if numbered is not None and numbered[1]:
+                self.env[numbered[0]] = SCALAR  # `if isinstance(value, (int, float)):` a number here
             self._block(statement.body)
             after_body, self.env = self.env, before
             grad_after_body, self.grad_enabled = self.grad_enabled, grad_before
@@ -1385,8 +1392,9 @@ class _Walker:
             # `self._keep(predictions, x)` in a loop: the method may make the graph itself (`self.network(x)`)
             self._helper_effects(call, *known)
         elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
-            # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`);
-            # not to every logger in the project's modules that an `except` block calls.
+            # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`,
+            # `self.report.add_failure(name, e)`); not to every logger in the project's modules
+            # that an `except` block calls.
             self._helper_effects(call, self.facts, local)
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
@@ -1913,9 +1921,18 @@ def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
         return True
     if isinstance(iterable, cst.Call) and callee_name(iterable) in _MODULE_STRUCTURE:
         return True  # `model.named_parameters()`: the same names every call
-    if self_attribute(unit, iterable) is not None:
-        return True
+    if self_attribute(unit, iterable) is not None or _of_self(unit, iterable):
+        return True  # `self.heads`, `self.mlp.token_dispatcher.cudagraph_attrs`: the object's own
     return isinstance(iterable, cst.Attribute) and names_text(iterable.attr.value)
+
+
+def _of_self(unit: Unit, expr: cst.BaseExpression) -> bool:
+    """`self.a.b`: an attribute of what the object keeps."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return (
+        unit.self_name is not None and unit.cls is not None and type(expr) is cst.Name and expr.value == unit.self_name
+    )
 
 
 # Methods that move or cast a tensor: `self.x = self.x.cuda()` replaces it, it does not fold into it.

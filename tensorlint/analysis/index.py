@@ -605,7 +605,7 @@ class _Indexer:
                 cls.managed_in.setdefault(attribute, []).append(method)
 
     def _manage(self, container: cst.BaseExpression) -> None:
-        attribute = self_attribute(self.unit, container)
+        attribute = self_attribute(self.unit, _held(container))  # `self.pending[name].clear()` too
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
             self.unit.cls.managed_in.setdefault(attribute, []).append(self.unit.method_unit() or self.unit)
@@ -915,12 +915,11 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
     """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
     that only `__init__` calls, directly or through each other (`reset_parameters()` calling
     `reset_running_stats()`, or a mixin's `_init_stats()` that a subclass's `__init__` calls).
-    Such a reset bounds nothing that `forward` adds later. With `private`, only when those methods
-    are private (`_init_stats`): a public `reset()` may be called from another module too."""
+    Such a reset bounds nothing that `forward` adds later. With `private`, only when those methods,
+    and the ones between them and `__init__`, are private (`_init_stats`): a public `reset()` may be
+    called from another module too."""
     resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
     if attribute in index.foreign_managed or not resets:
-        return False
-    if private and not all(unit.name.startswith("_") for unit in resets):
         return False
     callers: dict[int, list[Unit]] = {}
     for c in index.classes.values():  # a subclass's methods too: they call a mixin's on `self`
@@ -933,6 +932,8 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
     def only_at_build(unit: Unit) -> bool:
         if unit.name == "__init__":
             return True
+        if private and not unit.name.startswith("_"):
+            return False  # `reset()`, which `_init_buffers()` serves, may be called from outside
         if id(unit) not in built:
             built[id(unit)] = False  # a cycle of methods proves nothing
             found = callers.get(id(unit), [])

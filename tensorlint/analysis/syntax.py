@@ -25,6 +25,7 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
+    is_step_method,
     method_of,
     placed,
     qualified_name,
@@ -588,11 +589,17 @@ def repeats_per_step(
     method = unit.method_unit()
     if method is None:
         return None
-    if Role.FORWARD in method.roles or method.name in _BATCH_METHODS:
+    if Role.FORWARD in method.roles or method.name in _BATCH_METHODS or _per_iteration_hook(method.name):
         if target is not None and _made_in(target, method.node):
             return None
         return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
     return None
+
+
+def _per_iteration_hook(name: str) -> bool:
+    """A framework's hook run on every iteration or batch (`before_train_iter`, `on_train_batch_start`,
+    `after_step`): named so, not a generic `update` or `__call__`."""
+    return is_step_method(name) and name not in STEP_METHODS and name != "step"
 
 
 def _enclosing(unit: Unit) -> Iterator[Unit]:

@@ -514,6 +514,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return of_self
     name = expr.attr.value
     base = evaluate(expr.value, scope)
+    if base.keys is not None and (entry := base.entry(name)) is not None:
+        return entry  # `result.seconds` of `StepResult(objective=loss, seconds=dt)`
     if base.exception and name == "__traceback__":
         return EXCEPTION
     if base.instance is not None and not base.tensor:
@@ -562,6 +564,10 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         if name == "partial":  # functools.partial imported by name
             return _partial(call, scope)
         instance = scope.local_instance(name, args) if name is not None else None
+        if instance is not None and instance.tensor and call.args and all(arg.keyword for arg in call.args):
+            # `StepResult(objective=loss, seconds=dt)`: a record's fields, each with its own value
+            fields = tuple((arg.keyword.value, a) for arg, a in zip(call.args, args, strict=True) if arg.keyword)
+            return replace(instance, keys=fields)
         if instance is not None:
             return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
@@ -617,23 +623,30 @@ def _branch(branch: cst.BaseExpression, test: cst.BaseExpression, taken_when: bo
     guarded = tensor_guard(test, scope.imports)
     if guarded is not None and type(branch) is cst.Name and branch.value == guarded[0] and guarded[1] != taken_when:
         return UNKNOWN
+    numbered = number_guard(test)
+    if numbered is not None and type(branch) is cst.Name and branch.value == numbered[0] and numbered[1] == taken_when:
+        return SCALAR
+    return evaluate(branch, scope)
+
+
+def number_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, True) for `isinstance(name, float)`, `isinstance(name, (int, float))` and the
+    other Python number types; False under `not`."""
     positive = True
     if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
         test, positive = test.expression, False
-    if (
-        type(branch) is cst.Name
-        and positive == taken_when
-        and type(test) is cst.Call
+    if not (
+        type(test) is cst.Call
         and dotted_name(test.func) == "isinstance"
         and len(test.args) == 2
         and type(test.args[0].value) is cst.Name
-        and test.args[0].value.value == branch.value
     ):
-        kinds = test.args[1].value
-        names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-        if all(dotted_name(name) in _PYTHON_NUMBERS for name in names):
-            return SCALAR
-    return evaluate(branch, scope)
+        return None
+    kinds = test.args[1].value
+    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    if not all(dotted_name(name) in _PYTHON_NUMBERS for name in names):
+        return None
+    return test.args[0].value.value, positive
 
 
 def tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:

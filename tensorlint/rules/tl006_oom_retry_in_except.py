@@ -276,12 +276,14 @@ def _calls_of(unit: Unit) -> list[cst.Call]:
 
 
 _MODEL_WORDS = ("model", "net", "encoder", "decoder", "pipe", "unet", "vae", "transformer")
+# `trainer.get_model()`, `save_model(...)`: fetch, build or store a network; they do not run it.
+_ACCESSORS = frozenset(["get", "set", "build", "make", "create", "load", "save", "init", "unwrap", "wrap", "prepare"])
 
 
 def _is_module(facts: Facts, unit: Unit, func: cst.BaseExpression) -> bool:
     last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
-    if any(word in last for word in _MODEL_WORDS):
-        return True  # `model(x)`, `self.net(x)`: named for what it is
+    if any(word in last for word in _MODEL_WORDS) and last.split("_")[0] not in _ACCESSORS:
+        return True  # `model(x)`, `self.net(x)`: named for what it is (not `get_model()`)
     if isinstance(func, cst.Name):
         current: Unit | None = unit
         while current is not None:
