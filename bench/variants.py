@@ -14,7 +14,10 @@ analysis, in issue 15's sixth session, and measured before the changes they then
 `s17_blind/` and `s17_blind2/` in its seventeenth (30 and 30 each, the second in the styles of
 real repositories: helpers, callbacks, recorders handed around), and `s18_blind*/` in its
 eighteenth (framework styles, research code across functions, 12 TL001 leaks in library code,
-12 TL004 leaks accumulated in another function; each with as many look-alikes).
+12 TL004 leaks accumulated in another function; each with as many look-alikes), and
+`s19_blind1/` to `s19_blind6/` in its nineteenth (12 leaks and 12 look-alikes each: TL001 in
+library code, 2017-2020 PyTorch, class hierarchies, applied ML scripts, library internals, and
+research code spread over cooperating classes).
 """
 
 from __future__ import annotations
