@@ -31,8 +31,9 @@ class Value:
     # A leaf that requires grad (a parameter): it carries no history, what is computed from it does.
     requires_grad: bool = False
     host: bool = False  # in host memory (`x.cpu()`, `torch.from_numpy(a)`): kept, it costs no device memory
-    # A dict display's entries by key (`{"loss": loss, "n": len(batch)}`): `out["n"]` reads its own
-    # value, not the join of all of them; the flat fields above still describe the whole dict.
+    # The entries of a dict display by key (`{"loss": loss, "n": len(batch)}`), or a record's fields
+    # (`StepResult(loss=loss, seconds=dt)`): `out["n"]` reads its own value, not the join of all of
+    # them; the flat fields above still describe the whole.
     keys: tuple[tuple[str, Value], ...] | None = field(default=None, compare=False, repr=False)
 
     def join(self, other: Value) -> Value:
@@ -62,7 +63,7 @@ class Value:
         return replace(self, graph=False, requires_grad=False, keys=keys)
 
     def entry(self, key: str) -> Value | None:
-        """The value under `key` of a dict display, when the code shows its entries."""
+        """The value under `key` of a dict display or a record's field, when the code shows them."""
         for name, value in self.keys or ():
             if name == key:
                 return value
@@ -441,11 +442,14 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return _elements([evaluate(e.value, scope) for e in expr.elements])
     if type(expr) is cst.Dict:
-        entries = [(string_value(e.key), evaluate(e.value, scope)) for e in expr.elements if type(e) is cst.DictElement]
-        value = _elements([entry for _, entry in entries])
-        if entries and len(entries) == len(expr.elements) and all(key is not None for key, _ in entries):
-            return replace(value, keys=tuple(entries))  # type: ignore[arg-type]
-        return value
+        values = [evaluate(e.value, scope) for e in expr.elements if type(e) is cst.DictElement]
+        keyed = [
+            (key, value)
+            for e, value in zip((e for e in expr.elements if type(e) is cst.DictElement), values, strict=True)
+            if (key := string_value(e.key)) is not None
+        ]
+        whole = _elements(values)
+        return replace(whole, keys=tuple(keyed)) if keyed and len(keyed) == len(expr.elements) else whole
     if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return _comprehension(expr, scope)
     if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
