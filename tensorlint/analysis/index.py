@@ -1003,7 +1003,7 @@ def _member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> li
     """`self.queue.enqueue(k)`: the method of the class of this module that every value assigned
     to `self.queue` is an instance of; `self.meters["loss"].push(v)`: every value put in `self.meters`."""
     item = type(func.value) is cst.Subscript
-    member = self_attribute(caller, func.value.value if item else func.value)  # type: ignore[attr-defined]
+    member = self_attribute(caller, _held(func.value))
     if member is None or caller.cls is None:
         return []
     classes = lineage(index.classes, caller.cls)
@@ -1045,7 +1045,7 @@ def _called_on_member(call: cst.Call, caller: Unit) -> bool:
     func = call.func
     if type(func) is not cst.Attribute:
         return False
-    member = func.value.value if type(func.value) is cst.Subscript else func.value
+    member = _held(func.value)
     return type(member) is cst.Attribute and self_attribute(caller, member) is not None
 
 

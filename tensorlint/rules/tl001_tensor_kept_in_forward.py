@@ -263,10 +263,10 @@ class TensorKeptInForward(Rule):
 
 
 def _graph_kept_by_a_method(facts: Facts, store: Store) -> bool:
-    """A method of no known role that appends a value with its autograd graph to a list of its
-    object that nothing ever empties (`self.log_probs.append(dist.log_prob(a))` in an agent's
-    `act`, or in the helper it calls to do it): a method that fills a list runs again and again,
-    and every call's graph stays."""
+    """A method of no known role that appends a value with its autograd graph to a list (or a dict
+    of lists) of its object that nothing ever empties (`self.log_probs.append(dist.log_prob(a))` in
+    an agent's `act`, or in the helper it calls to do it; `self._values[key].append(v)` in a
+    tracker's `record`): a method that fills a list runs again and again, and every call's graph stays."""
     unit = store.unit
     if not (unit.is_method and unit.name != "__init__" and store.value.graph and store.grows) or unit.roles:
         return False
