@@ -658,12 +658,9 @@ class _Indexer:
         elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
             self._backward(node, None)
         qualified = self.imports.qualify(node.func) or ""
-        if qualified in _TORCH_CONCATENATIONS and node.args:
-            joined_expr = node.args[0].value
-            while isinstance(joined_expr, cst.Subscript):  # `torch.cat(store["emb"])` joins what `store` holds
-                joined_expr = joined_expr.value
-            if joined := dotted_name(joined_expr):
-                self.concatenated.add(joined)
+        # `torch.cat(store["emb"])` joins what `store` holds
+        if qualified in _TORCH_CONCATENATIONS and node.args and (joined := dotted_name(_held(node.args[0].value))):
+            self.concatenated.add(joined)
         if name == "DataLoader" or qualified.endswith(".DataLoader"):
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)

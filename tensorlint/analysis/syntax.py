@@ -440,9 +440,8 @@ def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
 def _reads_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`self.avg = self.update_average(loss, self.avg, step)`: the new value is made from the old
     one (an accumulation through a helper), not assigned afresh."""
-    if not isinstance(target, cst.Attribute):
-        return False  # `x = x.to(device)` rebinds a name: kept a reset, as before
-    return any(type(node) is cst.Attribute and node.deep_equals(target) for node in walk(value))
+    dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
+    return dotted is not None and mentions(value, dotted)  # `x = x.to(device)` rebinds a name: a reset
 
 
 def free_names(closure: cst.CSTNode) -> set[str]:

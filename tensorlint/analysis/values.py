@@ -662,15 +662,14 @@ def tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool]
         test, positive = test.expression, False
     if isinstance(test, cst.Call) and dotted_name(test.func) == "callable" and len(test.args) == 1:
         test = test.args[0].value  # `callable(getattr(v, "detach", None))`: as `hasattr(v, "detach")`
-    if isinstance(test, cst.Call) and dotted_name(test.func) == "getattr" and len(test.args) >= 2:
-        test = test.with_changes(func=cst.Name("hasattr"), args=test.args[:2])
     if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
         return None
     name = test.args[0].value.value
     called = imports.qualify(test.func) or dotted_name(test.func) or ""
     if called.endswith("is_tensor"):
         return name, positive
-    if called == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) in ("detach", "item"):
+    attribute = string_value(test.args[1].value) if len(test.args) in (2, 3) else None
+    if called in ("hasattr", "getattr") and attribute in ("detach", "item"):
         return name, positive
     if called == "isinstance" and len(test.args) == 2:
         kinds = dotted_name(test.args[1].value) or ""
