@@ -17,7 +17,9 @@ eighteenth (framework styles, research code across functions, 12 TL001 leaks in 
 12 TL004 leaks accumulated in another function; each with as many look-alikes), and
 `s19_blind1/` to `s19_blind6/` in its nineteenth (12 leaks and 12 look-alikes each: TL001 in
 library code, 2017-2020 PyTorch, class hierarchies, applied ML scripts, library internals, and
-research code spread over cooperating classes).
+research code spread over cooperating classes), and `s20_blind1/` to `s20_blind4/` in its
+twentieth (framework internals and callbacks, state that library classes keep, evaluation and
+generation without no_grad, and TL009/TL002/TL007 in library code).
 """
 
 from __future__ import annotations

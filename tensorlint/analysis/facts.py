@@ -451,10 +451,15 @@ def _binding_unit(unit: Unit, name: str) -> Unit | None:
 
 
 def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpression]) -> tuple[str, str | None] | None:
-    """`cache = self.cache` makes `cache` the attribute's container."""
+    """`cache = self.cache` makes `cache` the attribute's container; `state = self.state[p]` one of
+    its items (an optimizer's per-parameter state), as long-lived as it, of a kind not known."""
     for value in values:
-        if self_attribute(owner, value) is not None:
-            return facts.container_kind(owner, value)
+        item = value
+        while isinstance(item, cst.Subscript):
+            item = item.value
+        if self_attribute(owner, item) is not None:
+            lifetime, kind = facts.container_kind(owner, item)
+            return lifetime, kind if item is value else None
     return None
 
 

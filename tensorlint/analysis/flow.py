@@ -119,6 +119,7 @@ from tensorlint.analysis.values import (
     names_a_loss_value,
     names_text,
     number_guard,
+    passed_through,
     tensor_guard,
 )
 from tensorlint.analysis.walk import children, contains, walk
@@ -310,6 +311,8 @@ class _Walker:
             return {}
         known = self._method_of(call.func, "forward")
         elements = summary_of(*known).elements_given_graph if known is not None else None
+        if known is None and (criterion := self._criterion_forward(call)) is not None:
+            elements = summary_of(*criterion).elements_plain  # its parameters bound as its own walk binds them
         if elements is None or len(elements) != count:
             return {}
         # A tensor without a graph counts only where the summary sees the graph reach another
@@ -320,6 +323,22 @@ class _Walker:
             for i, value in enumerate(elements)
             if value.scalar or (value.tensor and not value.graph and graph_seen)
         }
+
+    def _criterion_forward(self, call: cst.Call) -> tuple[Facts, Unit] | None:
+        """`criterion(model, sample)`, the criterion of a class the code does not say: the
+        `forward` of the file's one class whose `forward` is handed the network first (fairseq's
+        criterions), as that is how the call passes it."""
+        if not call.args or not evaluate(call.args[0].value, self).module:
+            return None
+        if evaluate(call.func, self).instance is not None:
+            return None  # a class the code shows: `_method_of` answered
+        found = []
+        for cls in self.index.classes.values():
+            method = cls.methods.get("forward")
+            params = all_params(method.params)[1:] if method is not None else []
+            if params and is_model_name(params[0].name.value):
+                found.append(self.index.method_units[id(method)])
+        return (self.facts, found[0]) if len(found) == 1 else None
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
         """The function or method of this file a call runs, without reading other modules: of
@@ -1034,6 +1053,8 @@ class _Walker:
                 value = before  # `model = cuda(model)`, `model = ddp(model)`: the same network, wrapped or moved
             self._bind(target, value, drops_graph=_drops_graph(value_expr))
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value_expr, cst.Call) and (through := passed_through(value_expr)) is not None:
+                value_expr = through  # `logits, labels = accelerator.gather((logits, labels))`: each its own
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
             elements = self.summarized_elements(value_expr) if isinstance(value_expr, cst.Call) else None
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise

@@ -594,6 +594,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         method = _method_call(name, owner, call, scope)
         if method is not None:
             return method
+        if (through := passed_through(call)) is not None and not (qualified or "").startswith("torch."):
+            return evaluate(through, scope)
         if owner == UNKNOWN and qualified is None and name.split("_")[0] in _MAKES_A_NETWORK and is_model_name(name):
             return MODULE  # `accelerator.prepare_model(model)`, `self.build_model(cfg)`: a network, not its output
         if (
@@ -612,6 +614,18 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         if any(a.module and not a.frozen for a in args):  # `compute_loss(model, batch)`: it runs the network
             return _module_output(MODULE, args, scope)
     return UNKNOWN
+
+
+def passed_through(call: cst.Call) -> cst.BaseExpression | None:
+    """The argument of a collective that hands its input back on one process, or a gathered copy
+    on several: `accelerator.gather_for_metrics((logits, labels))`, `self.all_gather(preds)`."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _COLLECTIVES and len(call.args) == 1):
+        return None
+    only = call.args[0]
+    return only.value if only.keyword is None and not only.star else None
+
+
+_COLLECTIVES = frozenset(["gather", "gather_for_metrics", "pad_across_processes", "all_gather", "all_reduce", "reduce"])
 
 
 # Verbs of methods that make, load or wrap a network and return it: `prepare_model`, `unwrap_model`.

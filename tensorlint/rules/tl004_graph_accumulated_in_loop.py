@@ -570,17 +570,23 @@ def _used_as_tensor(unit: Unit, root: str) -> bool:
 
 
 def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
-    """The innermost data loop whose iterations the accumulator survives.
+    """The innermost loop whose iterations the accumulator survives: a loop over data if one
+    encloses the store (a batch's items stored by name, `for name, p in zip(names, probs)`, still
+    grow with every batch), else the innermost loop that does not compute.
 
     Loops that compute (over layers, `range`, tensors) collect one graph; the accumulator
     leaks only if it also survives an enclosing loop over data. A reset stops the search.
     """
+    survived = None
     for loop in reversed(loops):
         if root in loop.reset:
-            return None
-        if not loop.computes:
+            break
+        if loop.computes:
+            continue
+        if loop.feeds_data:
             return loop
-    return None
+        survived = survived or loop
+    return survived
 
 
 def _message(root: str, loop: Loop, event: Accumulation | Store, backward: bool) -> str:

@@ -23,6 +23,7 @@ from tensorlint.analysis import (
     names_reaching,
     placed,
     root_name,
+    walk,
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
@@ -41,7 +42,11 @@ class ExceptionKept(Rule):
     NamedTuple of the file; also a name the handler saves the exception in (`last_error = e`),
     stored after the handler ends. Reported when the container outlives the handler: an
     attribute, a global, a parameter or a closure variable, or a local container filled in a loop
-    over batches or returned to the caller.
+    over batches or returned to the caller. An attribute that keeps one exception at a time
+    (`self.ctx.last_error = e`) is reported too, unless the module re-raises it (a function that
+    reads the attribute raises); so is a record whose field gets the exception
+    (`record.error = e`) and that a container then keeps, and a record of the file returned
+    holding it (`return False, SplitReason(..., exception=e)`).
 
     ## Why is this bad?
     An exception holds its traceback, and the traceback holds every frame between the `try` and
@@ -53,8 +58,9 @@ class ExceptionKept(Rule):
     stack frame where the error was raised").
 
     Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`),
-    an exception kept in an attribute to re-raise it later in another thread (one at a time, not a
-    growing collection), a thread's exception handed to the code that started it (a function
+    an exception kept in an attribute to re-raise it later (a future's outcome, a thread's error
+    raised in `join()`), an `ImportError` kept to explain a missing extension (an import's frames
+    hold no tensors), a bare exception returned to the caller, a thread's exception handed to the code that started it (a function
     given as `threading.Thread(target=...)` that stores it in its parent's cell or in a container
     it was passed, to be re-raised or asserted on after `join()`), `queue.put(e)`, and local
     containers that die with the call (filled outside loops, or in a loop over a few candidates
@@ -177,17 +183,29 @@ class ExceptionKept(Rule):
             if not unit.has_try:
                 continue  # only code in an `except` block, or a name it saved the exception in, holds one
             saved = _saved_exceptions(unit)
+            yield from _returned_in_records(unit, saved, records)
             stores = chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign))
             for node, place in stores:
-                if not (place.handlers or saved):
+                if not (place.handlers or saved) or _only_import_errors(place):
                     continue
                 names = _exception_names(place) | saved if place.handlers else saved
-                stored = _stored(node) or helped.get(id(node))
+                stored = _stored(node) or helped.get(id(node)) or _slot(node) or _slot_by_helper(facts, unit, node)
                 if stored is None:
                     continue
                 container, value = stored
                 kept = _kept_exception(value, names, records)
-                if kept is None or not _outlives(facts, unit, container, place):
+                if kept is None:
+                    continue
+                lifetime = None
+                if isinstance(container, cst.Attribute) and not isinstance(node, cst.AugAssign) and not _stored(node):
+                    # `result.error = e` on a record that a container then keeps; `self.last_error = e`:
+                    # one exception at a time, kept until the next replaces it, unless re-raised
+                    keeper = _keeper(facts, unit, container)
+                    if keeper is None and _reraised(facts, container):
+                        continue
+                    lifetime = None if keeper is not None else "until the next failure replaces it"
+                    container = keeper or container
+                if not _outlives(facts, unit, container, place):
                     continue
                 name = root_name(container)
                 described = f"`{name}`" if name else "a container"
@@ -199,10 +217,132 @@ class ExceptionKept(Rule):
                 yield Report(
                     node,
                     f"{_what(kept)} kept in {described}: the traceback keeps every frame between the "
-                    "`try` and the `raise` alive, with their tensors and graphs, for as long as "
-                    f"{described} lives; {advice}",
+                    "`try` and the `raise` alive, with their tensors and graphs, "
+                    f"{lifetime or f'for as long as {described} lives'}; {advice}",
                     _fix(kept, _exception_names(place)),  # a saved name may hold None: no fix there
                 )
+
+
+def _returned_in_records(unit: Unit, saved: set[str], records: set[str]) -> Iterator[Report]:
+    """`return False, SplitReason(kind, message, exception=e)`: a record of the file, made to be
+    kept by the caller, holding the exception. (A bare `return e` hands it to a caller that may
+    raise or log it and let it go: not reported.)"""
+    for node, place in placed(unit, cst.Return):
+        if node.value is None or not (place.handlers or saved) or _only_import_errors(place):
+            continue
+        names = _exception_names(place) | saved
+        parts = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+        for part in parts:
+            if isinstance(part, cst.Call) and callee_name(part) in records:
+                kept = _kept_exception(part, names, records)
+                if kept is not None:
+                    yield Report(
+                        node,
+                        f"{_what(kept)} returned inside a `{callee_name(part)}` record, which the caller keeps: "
+                        "the traceback keeps every frame between the `try` and the `raise` alive, with their "
+                        "tensors and graphs, for as long as the record lives; keep the formatted text "
+                        "(`repr(e)`, `traceback.format_exc()`) in the record instead",
+                        _fix(kept, _exception_names(place)),
+                    )
+                    break
+
+
+def _slot_target(node: cst.Assign) -> cst.Attribute | None:
+    target = node.targets[0].target if len(node.targets) == 1 else None
+    return target if isinstance(target, cst.Attribute) else None
+
+
+def _slot(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(attribute, value) for `obj.attr = value`: a slot that keeps what it is given."""
+    target = _slot_target(node) if isinstance(node, cst.Assign) else None
+    return (target, node.value) if target is not None and isinstance(node, cst.Assign) else None
+
+
+def _slot_by_helper(
+    facts: Facts, unit: Unit, node: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(attribute, value) for `_remember(self.ctx, e)` where the file's helper does `owner.error = value`:
+    the call's argument for `owner`, with the attribute, and its argument for `value`."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    callee = None
+    if isinstance(func, cst.Name):
+        callee = unit.lookup_def(func.value)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == unit.self_name:
+        method = unit.cls.methods.get(func.attr.value) if unit.cls is not None else None
+        callee = facts.index.method_units.get(id(method)) if method is not None else None
+    if (
+        callee is None
+        or not isinstance(callee.node, cst.FunctionDef)
+        or (node.args and any(a.keyword or a.star for a in node.args))
+    ):
+        return None
+    params = [p.name.value for p in all_params(callee.node.params)][1 if callee.is_method else 0 :]
+    passed = dict(zip(params, (a.value for a in node.args), strict=False))
+    for assign, _ in placed(callee, cst.Assign):
+        target = _slot_target(assign)
+        if target is None or not isinstance(assign.value, cst.Name) or assign.value.value not in passed:
+            continue
+        owner = target.value
+        if isinstance(owner, cst.Name) and owner.value in passed:  # `owner.error = value`
+            return target.with_changes(value=passed[owner.value]), passed[assign.value.value]
+        if (
+            callee.is_method
+            and root_name(owner) is not None
+            and (root_name(owner) or "").split(".")[0] == callee.self_name
+        ):
+            return target, passed[assign.value.value]  # `self.ctx.error = value`: the same object's
+    return None
+
+
+def _keeper(facts: Facts, unit: Unit, slot: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The container that keeps a local object whose attribute was set: `records` for
+    `record.error = e` followed by `self.records.append(record)`."""
+    owner = slot.value if isinstance(slot, cst.Attribute) else None
+    if not isinstance(owner, cst.Name) or facts.container_kind(unit, owner)[0] != "local":
+        return None
+    for node, _ in chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign)):
+        stored = _stored(node)
+        if stored is not None and _kept_exception(stored[1], {owner.value}, set()) is not None:
+            return stored[0]
+    return None
+
+
+def _reraised(facts: Facts, container: cst.BaseExpression) -> bool:
+    """Whether the module reads the attribute in a function that raises: the slot hands an error
+    on (a future's outcome, a worker's failure re-raised by its owner), one at a time."""
+    if not isinstance(container, cst.Attribute):
+        return False
+    attribute = container.attr.value
+
+    def reads(expr: cst.CSTNode | None, names: set[str]) -> bool:
+        return expr is not None and any(
+            (type(n) is cst.Attribute and n.attr.value == attribute) or (type(n) is cst.Name and n.value in names)
+            for n in (expr, *walk(expr))
+        )
+
+    for unit in facts.index.units:
+        raises = placed(unit, cst.Raise)
+        if not raises:
+            continue
+        copies = {  # `error = self._error` before `raise error`
+            t.target.value
+            for assign, _ in placed(unit, cst.Assign)
+            if reads(assign.value, set())
+            for t in assign.targets
+            if isinstance(t.target, cst.Name)
+        }
+        if any(reads(r.exc, copies) or reads(r.cause, copies) for r, _ in raises):
+            return True
+    return False
+
+
+def _only_import_errors(place: Place) -> bool:
+    """A handler of `ImportError` alone: the frames it keeps are an import's, with no tensors."""
+    handler = place.handlers[-1] if place.handlers else None
+    caught = handler.type if handler is not None else None
+    return caught is not None and dotted_name(caught) in ("ImportError", "ModuleNotFoundError")
 
 
 def _exception_names(place: Place) -> set[str]:
