@@ -285,7 +285,7 @@ _MODULE_OVERRIDES = frozenset(["_load_from_state_dict", "_save_to_state_dict", "
 _EVIDENCE_WORDS = (  # anywhere in the name
     "loss", "criterion", "entropy", "model", "net", "module", "encode", "decode", "backbone", "generat",
     "discriminator", "teacher", "student", "policy", "critic", "actor", "classifier", "transformer", "vae", "pipe",
-    "loader", "iter", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
+    "loader", "iter", "itr", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
     "sample", "infer", "trainset", "valset", "testset", "devset", "evalset",
 )  # fmt: skip

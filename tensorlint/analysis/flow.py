@@ -40,6 +40,7 @@ from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
     LIGHTNING_STEPS,
     NO_GRAD_STEP_METHODS,
+    OWN_ITEMS,
     ClassInfo,
     ModuleIndex,
     Role,
@@ -218,6 +219,14 @@ class _Walker:
             return None
         return attribute_value(known[0], known[1], name)
 
+    def item_of_instance(self, owner: Value) -> Value | None:
+        known = self.facts.class_of(owner.instance) if owner.instance else None
+        if known is None:
+            return None
+        facts, cls = known
+        made = _item_instance(facts, lineage(facts.index.classes, cls), OWN_ITEMS)
+        return Value(instance=made) if made is not None else None
+
     def is_local_module_class(self, name: str) -> bool:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
@@ -309,10 +318,16 @@ class _Walker:
         cannot tell included)."""
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
             return {}
-        known = self._method_of(call.func, "forward")
-        elements = summary_of(*known).elements_given_graph if known is not None else None
-        if known is None and (criterion := self._criterion_forward(call)) is not None:
-            elements = summary_of(*criterion).elements_plain  # its parameters bound as its own walk binds them
+        known = self._method_of(call.func, "forward") or self._criterion_forward(call)
+        if known is None:
+            return {}
+        summary = summary_of(*known)
+        if _handed_the_network(known[1]):
+            # A criterion's `forward(self, model, sample)`: its own walk binds its parameters as the
+            # call passes them, so each position is what its summary says (`logging_output` too).
+            plain = summary.elements_plain
+            return dict(enumerate(plain)) if plain is not None and len(plain) == count else {}
+        elements = summary.elements_given_graph
         if elements is None or len(elements) != count:
             return {}
         # A tensor without a graph counts only where the summary sees the graph reach another
@@ -332,12 +347,8 @@ class _Walker:
             return None
         if evaluate(call.func, self).instance is not None:
             return None  # a class the code shows: `_method_of` answered
-        found = []
-        for cls in self.index.classes.values():
-            method = cls.methods.get("forward")
-            params = all_params(method.params)[1:] if method is not None else []
-            if params and is_model_name(params[0].name.value):
-                found.append(self.index.method_units[id(method)])
+        forwards = [cls.methods["forward"] for cls in self.index.classes.values() if "forward" in cls.methods]
+        found = [unit for unit in (self.index.method_units[id(f)] for f in forwards) if _handed_the_network(unit)]
         return (self.facts, found[0]) if len(found) == 1 else None
 
     def _local_callee(self, call: cst.Call) -> Unit | None:
@@ -970,9 +981,11 @@ class _Walker:
             self._reset_this_iteration(container), key,
         )  # fmt: skip
         self.facts.stores.append(store)
-        if value.graph and type(container) is cst.Name and container.value in self.env and not self.replaying:
+        joins = value.graph or (value.tensor and isinstance(node, cst.Assign))
+        if joins and isinstance(container, cst.Name) and container.value in self.env and not self.replaying:
             # `svs.append(sv)`: a local list's value carries the history of its items, as a display's
-            # does. (Only history: what a list of a batch's inputs captures is judged as before.)
+            # does; `norms[group] = sq` a dict's, its tensors too, which `norms.items()` hands out.
+            # (What a list of a batch's inputs captures is judged as before: only its history.)
             self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
 
     def _accumulate(
@@ -1492,6 +1505,8 @@ class _Walker:
             # The helper object's attribute accumulates (`meter.sum`; an item of a container of
             # them, `meters["loss"]`, as the container's); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
+            while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+                owner = owner.func.value  # `meters.get_meter("loss").update(v)`: state that `meters` holds
             head, _, attribute = kept_in.partition(".")
             if owner is not None and attribute and head == target.self_name and type(owner) is not cst.Subscript:
                 target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
@@ -2439,6 +2454,12 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     )
 
 
+def _handed_the_network(unit: Unit) -> bool:
+    """A criterion's `forward(self, model, sample)`: the network is its first argument."""
+    params = all_params(unit.node.params)[1:] if isinstance(unit.node, cst.FunctionDef) else []
+    return bool(params) and is_model_name(params[0].name.value)
+
+
 def _acted_on(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     """What a statement writes into (`owner.buf` in `owner.buf = v`) or calls a method of."""
     if isinstance(statement, cst.Assign):
@@ -2447,7 +2468,12 @@ def _acted_on(statement: cst.CSTNode) -> list[cst.BaseExpression]:
         return [statement.target]
     if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
         func = statement.value.func
-        return [func.value] if isinstance(func, cst.Attribute) else []
+        if not isinstance(func, cst.Attribute):
+            return []
+        owner = func.value
+        while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+            owner = owner.func.value  # `self.get_meter(key).update(value)`: a method of what `self` hands out
+        return [owner]
     return []
 
 

@@ -40,6 +40,7 @@ class Role(str, Enum):
 
 
 NO_GRAD_NAMES = frozenset(["no_grad", "inference_mode"])
+OWN_ITEMS = "[]"  # the key of ClassInfo.item_values for what `self[key] = value` puts in the object itself
 
 # Methods that frameworks call once per batch, like `forward`: Lightning's steps and batch hooks,
 # the HF Trainer's, metrics' and meters' `update`/`process`, callable objects. A container on
@@ -172,7 +173,8 @@ class ClassInfo:
     forward_names: set[str] = field(default_factory=lambda: {"forward"})
     # self.x = value, anywhere in the class, with the unit the assignment is in
     attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
-    item_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)  # self.x[k] = value
+    # self.x[k] = value, and under OWN_ITEMS self[k] = value (a subclass of dict)
+    item_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
     managed: set[str] = field(default_factory=set)  # containers reset, cleared or popped outside __init__
     managed_in: dict[str, list[Unit]] = field(default_factory=dict)  # where each of those is reset
     module_attributes: set[str] = field(default_factory=set)  # self.x used as a module somewhere
@@ -588,6 +590,8 @@ class _Indexer:
             return
         if isinstance(target, cst.Subscript) and value is not None and self.unit.cls is not None:
             held = self_attribute(self.unit, target.value)
+            if held is None and type(target.value) is cst.Name and target.value.value == self.unit.self_name:
+                held = OWN_ITEMS  # `self[key] = AverageMeter()` in a dict's subclass
             if held is not None:  # `self.meters[name] = SmoothedValue()`: what the container holds
                 self.unit.cls.item_values.setdefault(held, []).append((value, self.unit))
             return

@@ -106,7 +106,7 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
     called = {dotted_name(n.func) for n in [iterable, *walk(iterable)] if isinstance(n, cst.Call)}
     for name in references(iterable) - called:  # what is iterated, not the functions called on it
         if _names_data(name):
-            return True  # train_loader, test_iter, val_batches, dataset, val_data, train_dl
+            return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
         if "." in name:
             continue
         if any(_is_loader_call(imports, v) for v in unit.lookup_bindings(name)):
@@ -139,7 +139,7 @@ _ITERATOR_WRAPPERS = frozenset(["tqdm", "enumerate", "iter", "zip", "islice", "c
 def _names_data(name: str) -> bool:
     last = name.rsplit(".", 1)[-1].lower()
     words = set(last.split("_"))
-    if "loader" in last or words & {"iter", "iterator", "batches", "dataset", "data", "dl"}:
+    if "loader" in last or words & {"iter", "itr", "iterator", "batches", "dataset", "data", "dl"}:
         return True
     # a split's examples: val_set, test_ds, trainset
     split = next((w for w in _SPLITS if last.startswith(w)), None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, cast
 
 import libcst as cst
 
@@ -380,6 +380,11 @@ class Scope(Protocol):
         """The value of `obj.x`, when `obj` is an instance of a project class the code shows."""
         ...
 
+    def item_of_instance(self, owner: Value) -> Value | None:
+        """The value of `obj[key]`, when `obj` is an instance of a project class (a subclass of
+        dict) whose methods put one class's instances in itself: `self[key] = Meter()`."""
+        ...
+
     def is_local_module_class(self, name: str) -> bool: ...
 
     def is_local_function(self, name: str) -> bool:
@@ -424,7 +429,9 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         if key is not None and names_a_count(key):
             return SCALAR  # `sample["ntokens"]`, `batch["num_graphs"]`: a count, a Python int
         if base.instance is not None and not base.tensor:
-            return base  # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items
+            # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items;
+            # those of an instance of a dict's subclass are what its methods put in it
+            return scope.item_of_instance(base) or base
         return _derived(base, scope) if base.tensor else UNKNOWN
     if type(expr) is cst.BinaryOperation:
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
@@ -507,9 +514,42 @@ def _derived(inputs: Value, scope: Scope) -> Value:
 
 
 def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: Scope) -> Value:
-    # The loop variables are unknown; what the element expression builds still shows.
-    element = evaluate(expr.elt, scope)
+    """What the element expression builds. Its loop variables are unknown, except over items with
+    a graph: `sum(log.get("loss", 0) for log in logging_outputs)` reads each item's history."""
+    bound: dict[str, Value] = {}
+    inner = scope  # with `bound`, a scope that answers as `scope` does but for those names
+    loop: cst.CompFor | None = expr.for_in
+    while loop is not None:
+        iterated = evaluate(loop.iter, inner)
+        if iterated.graph and not iterated.module:
+            item = replace(iterated, keys=None)
+            bound.update((n.value, item) for n in [loop.target, *walk_names(loop.target)] if isinstance(n, cst.Name))
+            inner = cast(Scope, _Bound(scope, bound))
+        loop = loop.inner_for_in
+    element = evaluate(expr.elt, inner)
     return Value(tensor=element.tensor, graph=element.graph, module=element.module)
+
+
+class _Bound:
+    """A scope with a comprehension's loop variables bound; everything else asked of the scope around."""
+
+    def __init__(self, outer: Scope, bound: dict[str, Value]) -> None:
+        self._outer = outer
+        self._bound = bound
+
+    def lookup(self, name: str) -> Value:
+        found = self._bound.get(name)
+        return found if found is not None else self._outer.lookup(name)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._outer, name)
+
+
+def walk_names(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The elements of an unpacking target, nested: `k, (a, b)`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in [e.value, *walk_names(e.value)]]
+    return []
 
 
 def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
@@ -596,6 +636,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return method
         if (through := passed_through(call)) is not None and not (qualified or "").startswith("torch."):
             return evaluate(through, scope)
+        if owner == UNKNOWN and _lightning_step(name, args):
+            return Value(tensor=True, graph=scope.grad_enabled)
         if owner == UNKNOWN and qualified is None and name.split("_")[0] in _MAKES_A_NETWORK and is_model_name(name):
             return MODULE  # `accelerator.prepare_model(model)`, `self.build_model(cfg)`: a network, not its output
         if (
@@ -626,6 +668,13 @@ def passed_through(call: cst.Call) -> cst.BaseExpression | None:
 
 
 _COLLECTIVES = frozenset(["gather", "gather_for_metrics", "pad_across_processes", "all_gather", "all_reduce", "reduce"])
+
+
+def _lightning_step(name: str, args: list[Value]) -> bool:
+    """`module.training_step(batch, batch_idx)`: a LightningModule's step run by a loop the code
+    writes itself, which returns the loss with its graph. (HF's `training_step(model, inputs)`,
+    handed the network, returns it detached.)"""
+    return name == "training_step" and not any(a.module for a in args)
 
 
 # Verbs of methods that make, load or wrap a network and return it: `prepare_model`, `unwrap_model`.
@@ -869,9 +918,10 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return TENSOR if recv.frozen else PARAMETER  # what a loop over them gets: its parameters
         if name in ("buffers", "named_buffers"):
             return TENSOR
-        if is_module_forward_method(name) or is_loss_name(name):
+        args = [evaluate(arg.value, scope) for arg in call.args]
+        if is_module_forward_method(name) or is_loss_name(name) or _lightning_step(name, args):
             # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
-            return _module_output(recv, [evaluate(arg.value, scope) for arg in call.args], scope)
+            return _module_output(recv, args, scope)
         return UNKNOWN
     if recv.tensor:
         if name in _NON_TENSOR_METHODS or names_a_count(name):
