@@ -215,9 +215,13 @@ class _Walker:
 
     def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
-        if known is None or not any(name in c.attribute_values for c in lineage(known[0].index.classes, known[1])):
+        if known is None:
             return None
-        return attribute_value(known[0], known[1], name)
+        facts, cls = known
+        assigned = any(name in c.attribute_values for c in lineage(facts.index.classes, cls))
+        if not (assigned or (cls.is_record and name in facts.index.foreign_writes)):
+            return None
+        return attribute_value(facts, cls, name)
 
     def item_of_instance(self, owner: Value) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
@@ -842,14 +846,23 @@ class _Walker:
         `Graphed` function class over the static buffers it is given, once per callable)."""
         if isinstance(self.unit.node, cst.Module):
             return
+        given: set[str] = set()  # the call's arguments its methods capture: kept only with an instance
         for statement in walk(node.body, into_functions=False):  # methods, also under `if` or `try`
             if isinstance(statement, cst.FunctionDef):
-                captured = self._made_here(self._closure(statement, free_names(statement), statement.params).captured)
+                everything = self._closure(statement, free_names(statement), statement.params).captured
+                captured = self._made_here(everything)
+                given.update(everything)
                 if captured:
                     how = "a method of a class the function defines"
                     self.facts.escapes.append(
                         ClosureEscape(statement, self.unit, captured, how, local_class=node.name.value)
                     )
+        # The call's own arguments that the methods capture: `_Entry()` makes an instance holding
+        # them (see `_call`), which keeps them wherever it is stored (the methods' capture of what
+        # the call made is reported above; handed back, the caller holds its arguments anyway).
+        handed = sorted(given - set(self._made_here(tuple(given))))
+        if handed:
+            self.env[node.name.value] = Value(closure=node, captured=tuple(handed))
 
     def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
         if isinstance(self.unit.node, cst.Module):
@@ -2254,7 +2267,22 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         frozen=frozen,
         requires_grad=value.requires_grad and not frozen,
     )
+    if cls.is_record:  # a record handed around within a step: what the step writes in it, graph included
+        value = value.join(_written_from_outside(facts, cls, attribute))
     facts.attribute_cache[key] = value
+    return value
+
+
+def _written_from_outside(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
+    """What the module's code writes into a record's field from outside it: `self.state.loss =
+    self._step(batch)` in a runner, for the `RunState` its callbacks read (`state.loss`)."""
+    value = UNKNOWN
+    for owner, written, unit in facts.index.foreign_writes.get(attribute, []):
+        walker = _Walker(facts, unit)
+        walker._bind_params()
+        walker.env.update(facts.final_env.get(id(unit), {}))
+        if evaluate(owner, walker).instance == cls.name:
+            value = value.join(evaluate(written, walker))
     return value
 
 

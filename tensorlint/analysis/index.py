@@ -321,6 +321,8 @@ class ModuleIndex:
     lambda_units: dict[int, Unit] = field(default_factory=dict)
     # `layer.outputs = []`: attributes the module sets on objects other than `self`, by name
     foreign_attributes: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # the same writes with the object written and the unit that writes: `self.state.loss = loss`
+    foreign_writes: dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, Unit]]] = field(default_factory=dict)
     # `del self.child.feats[:]`, `layer.outputs.clear()`: attributes emptied through another object
     foreign_managed: set[str] = field(default_factory=set)
     # `torch.cat(self.preds)`: containers whose items the code concatenates as tensors, by name
@@ -374,6 +376,7 @@ class _Indexer:
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
+        self.foreign_writes: dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, Unit]]] = {}
         self.foreign_managed: set[str] = set()
         self.concatenated: set[str] = set()
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
@@ -598,6 +601,7 @@ class _Indexer:
         attribute = self_attribute(self.unit, target)
         if isinstance(target, cst.Attribute) and value is not None and attribute is None:
             self.foreign_attributes.setdefault(target.attr.value, []).append(value)
+            self.foreign_writes.setdefault(target.attr.value, []).append((target.value, value, self.unit))
         if attribute is not None and value is not None:
             cls = self.unit.cls
             assert cls is not None
@@ -766,6 +770,7 @@ def build_index(
         registers_hooks=indexer.registers_hooks,
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
+        foreign_writes=indexer.foreign_writes,
         foreign_managed=indexer.foreign_managed,
         concatenated=indexer.concatenated,
         named_calls=indexer.named_calls,

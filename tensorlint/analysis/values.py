@@ -607,6 +607,9 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return copied if copied.graph else UNKNOWN
         if name == "partial":  # functools.partial imported by name
             return _partial(call, scope)
+        made = scope.lookup(name) if name is not None else UNKNOWN
+        if isinstance(made.closure, cst.ClassDef):
+            return made  # an instance of a class the function defines, whose methods capture its tensors
         instance = scope.local_instance(name, args) if name is not None else None
         if instance is not None and instance.tensor and call.args and all(arg.keyword for arg in call.args):
             # `StepResult(objective=loss, seconds=dt)`: a record's fields, each with its own value

@@ -36,7 +36,10 @@ class ClosureCapturesTensor(Rule):
     captures what holds that tensor (`self`, when `self.out = y`; a list that `y` is appended
     to): a reference cycle. And a method of a class defined inside a function that reads a tensor
     of the call (`class _Waiter: def wait(self): return values`): the class is made anew by each
-    call and lives in reference cycles, whether or not it escapes.
+    call and lives in reference cycles, whether or not it escapes. Whose methods read the call's
+    arguments instead (`def correct(self): return (logits.argmax(-1) == target).sum()`), the
+    class is reported when an instance is stored where it outlives the call
+    (`self.entries.append(_Entry())`): each instance keeps that call's tensors.
 
     ## Why is this bad?
     A closure keeps every variable it references alive, and with a tensor its storage and, if
@@ -174,6 +177,15 @@ class ClosureCapturesTensor(Rule):
                     "`__mro__` holds it), so what its methods capture stays alive until the cyclic garbage "
                     "collector runs, call after call; define the class once at module level and give the "
                     "tensor to an instance, which is freed as soon as it is dropped",
+                )
+                continue
+            if isinstance(escape.node, cst.ClassDef):  # an instance of a class the function defines
+                yield Report(
+                    escape.node.name,
+                    f"the methods of `{escape.node.name.value}`, a class defined in `{escape.unit.name}`, "
+                    f"capture tensor {names}, and an instance is {escape.how}: each kept instance keeps "
+                    "that call's tensors, and any graph behind them, alive; store the numbers the methods "
+                    "compute (`.item()`), or a detached copy, instead",
                 )
                 continue
             if escape.cycle is not None:

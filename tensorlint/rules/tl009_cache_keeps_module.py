@@ -28,7 +28,8 @@ class CacheKeepsModule(Rule):
     """
     ## What it does
     Checks for `functools.lru_cache` and `functools.cache` on methods of `nn.Module` classes
-    (including Lightning modules and Hugging Face models) and on functions that take a tensor
+    (including Lightning modules and Hugging Face models, and mixins that the file's modules
+    inherit: `class ConvNet(BudgetMixin, nn.Module)`) and on functions that take a tensor
     argument (annotated `torch.Tensor`, or unannotated and used as one: handed to a torch function
     that takes tensors, `torch.max(lengths)`, or read as one, `lengths.unsqueeze(1)`, `lat.device`).
 
@@ -144,7 +145,7 @@ class CacheKeepsModule(Rule):
             names = {_decorator_name(d.decorator) for d in node.decorators}
             if unit.is_method and unit.cls is not None and not names & {"staticmethod", "classmethod"}:
                 method = f"`{unit.cls.name}.{node.name.value}`"
-                if unit.cls.is_module:
+                if unit.cls.is_module or _mixed_into_a_module(facts, unit.cls):
                     yield Report(
                         decorator,
                         f"cache on {method}, a method of a module: the cache keeps "
@@ -193,6 +194,11 @@ def _tensor_attributes(facts: Facts, cls: ClassInfo) -> list[str]:
 
 def _decorator_name(expr: cst.BaseExpression) -> str | None:
     return dotted_name(expr.func if isinstance(expr, cst.Call) else expr)
+
+
+def _mixed_into_a_module(facts: Facts, cls: ClassInfo) -> bool:
+    """A mixin of the file's modules (`class ConvNet(BudgetMixin, nn.Module)`): its methods run on them."""
+    return any(other.is_module and cls in lineage(facts.index.classes, other) for other in facts.index.classes.values())
 
 
 def _cache_decorator(imports: Imports, node: cst.FunctionDef) -> cst.Decorator | None:
