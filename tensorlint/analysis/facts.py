@@ -455,12 +455,20 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
     its items (an optimizer's per-parameter state), as long-lived as it, of a kind not known."""
     for value in values:
         item = value
-        while isinstance(item, cst.Subscript):
+        while isinstance(item, cst.Subscript) and _one_key(item):
             item = item.value
         if self_attribute(owner, item) is not None:
             lifetime, kind = facts.container_kind(owner, item)
-            return lifetime, kind if item is value else None
+            if item is value:
+                return lifetime, kind
+            if kind != "tensor":
+                return lifetime, None
     return None
+
+
+def _one_key(expr: cst.Subscript) -> bool:
+    """`state[p]`, an item of a container; not `memory[:end, ...]`, a slice (of a tensor: a view)."""
+    return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
 
 
 def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
