@@ -457,13 +457,22 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
         item = value
         while isinstance(item, cst.Subscript) and _one_key(item):
             item = item.value
-        if self_attribute(owner, item) is not None:
+        attribute = self_attribute(owner, item)
+        if attribute is not None:
             lifetime, kind = facts.container_kind(owner, item)
             if item is value:
                 return lifetime, kind
-            if kind != "tensor":
+            if kind in ("dict", "list", "managed") or (kind is None and _inherited(facts, owner, attribute)):
                 return lifetime, None
     return None
+
+
+def _inherited(facts: Facts, unit: Unit, attribute: str) -> bool:
+    """An attribute the file neither assigns nor defines (an optimizer's `self.state`): a library
+    base class's container. (One the file computes, a property or a tensor it builds, is not.)"""
+    assert unit.cls is not None
+    classes = [*lineage(facts.index.classes, unit.cls), *attribute_family(facts.index.classes, unit.cls, attribute)]
+    return not any(attribute in cls.attribute_values or attribute in cls.methods for cls in classes)
 
 
 def _one_key(expr: cst.Subscript) -> bool:

@@ -631,7 +631,9 @@ class _Walker:
             if position in given:
                 value = given[position] if self.grad_enabled else given[position].without_graph()
                 if self.unit.called_per_batch and value.graph:
-                    value = replace(value, sources=frozenset([param.name.value]))  # see `_judged_at_calls`
+                    source = frozenset([param.name.value])  # see `_judged_at_calls`: entries too (`stats["loss"]`)
+                    keys = tuple((k, replace(v, sources=source)) for k, v in value.keys) if value.keys else value.keys
+                    value = replace(value, sources=source, keys=keys)
                 self.env[param.name.value] = value
 
     # -- statements ----------------------------------------------------------------------------
@@ -967,7 +969,7 @@ class _Walker:
         concatenates: bool = False,
         key: Value | None = None,
     ) -> None:
-        if self._judged_at_calls(value):
+        if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
         node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
@@ -994,11 +996,14 @@ class _Walker:
             self._reset_this_iteration(container), key,
         )  # fmt: skip
         self.facts.stores.append(store)
-        joins = value.graph or (value.tensor and isinstance(node, cst.Assign))
-        if joins and isinstance(container, cst.Name) and container.value in self.env and not self.replaying:
-            # `svs.append(sv)`: a local list's value carries the history of its items, as a display's
-            # does; `norms[group] = sq` a dict's, its tensors too, which `norms.items()` hands out.
-            # (What a list of a batch's inputs captures is judged as before: only its history.)
+        if value.graph or (value.tensor and self.facts.container_kind(self.unit, container)[1] == "dict"):
+            self._holds(container, value)
+
+    def _holds(self, container: cst.BaseExpression, value: Value) -> None:
+        """`svs.append(sv)`: a local list's value carries the history of its items, as a display's
+        does; `norms[group] = sq` a local dict's, its tensors too, which `norms.items()` hands out.
+        (What a list of a batch's inputs captures is judged as before: only its history.)"""
+        if isinstance(container, cst.Name) and container.value in self.env and not self.replaying:
             self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
 
     def _accumulate(
@@ -1009,7 +1014,7 @@ class _Walker:
         value_expr: cst.BaseExpression,
         via: str | None = None,
     ) -> None:
-        if self._judged_at_calls(value):
+        if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
         if not self.grad_enabled:
             value = value.without_graph()  # arithmetic under `no_grad` records no history
@@ -1022,6 +1027,19 @@ class _Walker:
         """Whether a function that a loop over batches calls keeps what its caller passed: its
         summary reports that at each call (`record(history, loss)`), with the caller's names."""
         return self.unit.called_per_batch and self.arguments is None and self.report_at is None and bool(value.sources)
+
+    def _replayed_at_calls(self, node: cst.CSTNode) -> bool:
+        """Whether a method that a loop calls once per batch stores only into what its caller passed
+        (`self._keep(out, nodes, layer)` running `out[nodes] = layer(x)`): its summary runs that
+        statement at each call, where it is reported with the caller's names."""
+        unit = self.unit
+        if not (unit.is_method and unit.called_per_batch and self.arguments is None and self.report_at is None):
+            return False
+        params = {p.name.value for p in unit_params(unit)} - {unit.self_name or ""}
+        return any(
+            node is statement or (isinstance(statement, cst.Expr) and node is statement.value)  # `outputs.append(v)`
+            for statement in _argument_statements(unit, params)
+        )
 
     def _reset_this_iteration(self, target: cst.BaseExpression) -> bool:
         return bool(self.iteration_fresh) and root_name(target) in self.iteration_fresh[-1]
