@@ -927,8 +927,9 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return _module_output(recv, args, scope)
         return UNKNOWN
     if recv.tensor:
-        if name in _NON_TENSOR_METHODS or names_a_count(name):
-            return SCALAR
+        key = string_value(call.args[0].value) if name == "get" and call.args else None
+        if name in _NON_TENSOR_METHODS or names_a_count(name) or (key is not None and names_a_count(key)):
+            return SCALAR  # (`log.get("ntokens", 0)` of a logging output: a count, as `log["ntokens"]` is)
         if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
             return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
         return _moved(_derived(recv, scope), name, call, scope)
