@@ -523,7 +523,7 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: S
         iterated = evaluate(loop.iter, inner)
         if iterated.graph and not iterated.module:
             item = replace(iterated, keys=None)
-            bound.update((n.value, item) for n in [loop.target, *walk_names(loop.target)] if isinstance(n, cst.Name))
+            bound.update((n.value, item) for n in [loop.target, *_unpacked(loop.target)] if isinstance(n, cst.Name))
             inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
     element = evaluate(expr.elt, inner)
@@ -545,10 +545,10 @@ class _Bound:
         return getattr(self._outer, name)
 
 
-def walk_names(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The elements of an unpacking target, nested: `k, (a, b)`."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in [e.value, *walk_names(e.value)]]
+        return [n for e in target.elements for n in [e.value, *_unpacked(e.value)]]
     return []
 
 
