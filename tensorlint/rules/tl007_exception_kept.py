@@ -254,8 +254,10 @@ def _slot_target(node: cst.Assign) -> cst.Attribute | None:
 
 def _slot(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(attribute, value) for `obj.attr = value`: a slot that keeps what it is given."""
-    target = _slot_target(node) if isinstance(node, cst.Assign) else None
-    return (target, node.value) if target is not None and isinstance(node, cst.Assign) else None
+    if not isinstance(node, cst.Assign):
+        return None
+    target = _slot_target(node)
+    return (target, node.value) if target is not None else None
 
 
 def _slot_by_helper(
