@@ -19,7 +19,6 @@ from tensorlint.analysis.index import (
     ClassInfo,
     ModuleIndex,
     Unit,
-    all_params,
     attribute_family,
     callees,
     field_factory,
@@ -265,7 +264,7 @@ class Facts:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
-            if owner is not unit or expr.value.value in {p.name.value for p in unit_params(unit)}:
+            if owner is not unit or expr.value.value in {p.name.value for p in unit.params}:
                 values = self.index.foreign_attributes.get(expr.attr.value, [])
                 return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Name):
@@ -444,7 +443,7 @@ def _binding_unit(unit: Unit, name: str) -> Unit | None:
         if name in current.declared_nonlocal:
             current = current.parent  # `nonlocal total`: bound in an enclosing function
             continue
-        if name in current.bindings or any(p.name.value == name for p in unit_params(current)):
+        if name in current.bindings or any(p.name.value == name for p in current.params):
             return current
         current = current.parent
     return None
@@ -528,10 +527,3 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
             return "tensor"
     return None
-
-
-def unit_params(unit: Unit) -> list[cst.Param]:
-    node = unit.node
-    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-        return all_params(node.params)
-    return []

@@ -34,7 +34,6 @@ from tensorlint.analysis.facts import (
     Store,
     Summary,
     root_name,
-    unit_params,
 )
 from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
@@ -374,7 +373,7 @@ class _Walker:
 
     def _graph_parameters(self, call: cst.Call, target: Unit) -> set[str]:
         """The callee's parameters that this call hands a graph."""
-        params = [p.name.value for p in unit_params(target)][1 if target.is_method else 0 :]
+        params = [p.name.value for p in target.argument_params]
         return {
             params[position]
             for position, arg in arguments_by_position(call, target).items()
@@ -518,7 +517,7 @@ class _Walker:
 
     def _bind_params(self) -> None:
         unit = self.unit
-        params = [p for p in unit_params(unit) if not (unit.is_method and p.name.value == unit.self_name)]
+        params = unit.argument_params
         hook = Role.MODULE_HOOK in unit.roles or Role.TENSOR_HOOK in unit.roles
         positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
         for position, param in enumerate(positional):
@@ -604,7 +603,7 @@ class _Walker:
         calls = self.index.named_calls.get(unit.name, []) if not unit.is_method else []
         if not calls or not isinstance(node, cst.FunctionDef):
             return True
-        position = [p.name.value for p in all_params(node.params)].index(param.name.value)
+        position = [p.name.value for p in unit.params].index(param.name.value)
         for call, caller in calls:
             given = arguments_by_position(call, unit).get(position)
             if given is None:
@@ -809,7 +808,7 @@ class _Walker:
             (dotted_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators
         ):
             return None
-        params = [p.name.value for p in all_params(node.params)][1 if unit.is_method else 0 :]
+        params = [p.name.value for p in unit.argument_params]
         given = arguments_by_position(call, unit)
         modes: list[bool | None] = []
         for block in walk(node.body):
@@ -1035,7 +1034,7 @@ class _Walker:
         unit = self.unit
         if not (unit.is_method and unit.called_per_batch and self.arguments is None and self.report_at is None):
             return False
-        params = {p.name.value for p in unit_params(unit)} - {unit.self_name or ""}
+        params = {p.name.value for p in unit.argument_params}
         return any(
             node is statement or (isinstance(statement, cst.Expr) and node is statement.value)  # `outputs.append(v)`
             for statement in _argument_statements(unit, params)
@@ -1288,7 +1287,7 @@ class _Walker:
         bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
         if bound and all(self_attribute(self.unit, value) is not None for value in bound):
             return UNKNOWN
-        labels = {p.name.value for p in unit_params(self.unit) if not _key_space_grows(p)}
+        labels = {p.name.value for p in self.unit.params if not _key_space_grows(p)}
         if isinstance(key, cst.Name) and key.value in labels:
             return UNKNOWN  # `cache[device] = t`, `coordinators[training] = c`: a label, not a tensor made per call
         if any(_field_or_tuple(value) for value in bound):
@@ -1364,10 +1363,10 @@ class _Walker:
     def _varies(self, key: cst.BaseExpression, module_output_keys: bool = True) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration (the keys
         of a network's output do not, with `module_output_keys`)."""
-        params = {p.name.value for p in unit_params(self.unit) if _key_space_grows(p)} - {self.unit.self_name or ""}
+        params = {p.name.value for p in self.unit.argument_params if _key_space_grows(p)}
         if Role.MODULE_HOOK in self.unit.roles and self.unit.node is not None:
             # The module a hook is given is fixed per registration; its tensors are new each call.
-            hook_params = [p.name.value for p in unit_params(self.unit)][self.unit.skip_params :]
+            hook_params = [p.name.value for p in self.unit.params][self.unit.skip_params :]
             params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
@@ -1745,7 +1744,7 @@ class _Walker:
         return not any("Cache" in name or "cache" in name for name in names)
 
     def _param_names(self) -> set[str]:
-        return {p.name.value for p in unit_params(self.unit)}
+        return {p.name.value for p in self.unit.params}
 
     def _escape(self, value: Value, how: str, container: cst.BaseExpression | None = None) -> None:
         if value.closure is None or not value.captured:
@@ -2448,11 +2447,11 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     (once when it has no parameter to bind: the two walks would be the same)."""
     if not isinstance(unit.node, cst.FunctionDef):
         return NO_SUMMARY
-    params = [p.name.value for p in unit_params(unit)][1 if unit.is_method else 0 :]
+    params = [p.name.value for p in unit.argument_params]
     scratch = _scratch(facts)
     plain = given_graph = _Walker(scratch, unit, arguments=UNKNOWN)
     plain.run()
-    if any(not (unit.is_method and p.name.value == unit.self_name) for p in unit_params(unit)):
+    if params:
         scratch = _scratch(facts)
         given_graph = _Walker(scratch, unit, arguments=GRAPH)
         given_graph.run()
@@ -2502,7 +2501,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
 
 def _handed_the_network(unit: Unit) -> bool:
     """A criterion's `forward(self, model, sample)`: the network is its first argument."""
-    params = all_params(unit.node.params)[1:] if isinstance(unit.node, cst.FunctionDef) else []
+    params = unit.argument_params if isinstance(unit.node, cst.FunctionDef) else []
     return bool(params) and is_model_name(params[0].name.value)
 
 

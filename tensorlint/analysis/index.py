@@ -250,6 +250,19 @@ class Unit:
             return node.name.value
         return "<lambda>" if isinstance(node, cst.Lambda) else "<module>"
 
+    @property
+    def params(self) -> list[cst.Param]:
+        """Every parameter of the function or lambda; none for the module body."""
+        node = self.node
+        return all_params(node.params) if isinstance(node, (cst.FunctionDef, cst.Lambda)) else []
+
+    @property
+    def argument_params(self) -> list[cst.Param]:
+        """The parameters that a call's arguments bind, in order: a method's without its `self`
+        or `cls` (a static method has none to skip)."""
+        params = self.params
+        return params[1:] if self.is_method and self.self_name is not None else params
+
     def method_unit(self) -> Unit | None:
         """The method this unit is, or is nested in."""
         unit: Unit | None = self
@@ -1087,9 +1100,7 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
     """The call's arguments by the position of the parameter they bind (keywords matched by name;
     a method's `self` is not counted)."""
     node = target.node
-    params = [p.name.value for p in all_params(node.params)] if isinstance(node, cst.FunctionDef | cst.Lambda) else []
-    if target.is_method:
-        params = params[1:]
+    params = [p.name.value for p in target.argument_params]
     found: dict[int, cst.BaseExpression] = {}
     position = 0
     extra: list[cst.DictElement] = []  # keywords that `**kwargs` takes
@@ -1280,7 +1291,7 @@ def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, uni
     for target in targets:
         if not isinstance(target.node, cst.FunctionDef):
             continue
-        params = [p.name.value for p in all_params(target.node.params)][1 if target.is_method else 0 :]
+        params = [p.name.value for p in target.argument_params]
         for position, arg in arguments_by_position(bound, target).items():
             if position < len(params):
                 target.bound_containers.setdefault(params[position], (unit, arg))

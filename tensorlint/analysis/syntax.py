@@ -298,7 +298,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 own_loops.append(callee)
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
-                params = [p.name.value for p in all_params(callee.node.params)][1 if callee.is_method else 0 :]
+                params = [p.name.value for p in callee.argument_params]
                 for position, arg in arguments_by_position(call, callee).items():  # (a method's `self` not counted)
                     if position < len(params) and isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
                         callee.given_containers.setdefault(

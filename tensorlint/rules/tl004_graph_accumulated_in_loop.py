@@ -15,7 +15,6 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
-    all_params,
     bounded_per_call,
     callee_name,
     calls_in,
@@ -364,9 +363,7 @@ def _per_call(event: Accumulation | Store) -> bool:
 def _inputs(unit: Unit) -> set[str]:
     """The parameters of `forward` (and of what it calls on `self`) other than `self`: the
     inputs of one call, which its caller makes per batch (a hook's module, by contrast, lives on)."""
-    node = unit.node
-    params = all_params(node.params) if isinstance(node, (cst.FunctionDef, cst.Lambda)) else []
-    return {p.name.value for p in params} - {unit.self_name}
+    return {p.name.value for p in unit.argument_params}
 
 
 def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:

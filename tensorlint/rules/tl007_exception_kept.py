@@ -280,7 +280,7 @@ def _slot_by_helper(
         or (node.args and any(a.keyword or a.star for a in node.args))
     ):
         return None
-    params = [p.name.value for p in all_params(callee.node.params)][1 if callee.is_method else 0 :]
+    params = [p.name.value for p in callee.argument_params]
     passed = dict(zip(params, (a.value for a in node.args), strict=False))
     for assign, _ in placed(callee, cst.Assign):
         target = _slot_target(assign)

@@ -220,7 +220,7 @@ def _module_params(facts: Facts, unit: Unit, node: cst.FunctionDef) -> list[str]
     """Parameters that hold a network: annotated `nn.Module`, or unannotated, named for one
     (`model`, `encoder`) and used as one in the body (called, `.parameters()`, handed to a torch
     function); not `model` naming a checkpoint or a tokenizer's model (`encoding_for_model(model)`)."""
-    params = all_params(node.params)[1 if unit.is_method else 0 :]
+    params = unit.argument_params
     found = []
     for param in params:
         name = param.name.value
