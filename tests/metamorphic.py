@@ -287,7 +287,8 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "discriminator", "teacher", "student", "policy", "critic", "actor", "classifier", "transformer", "vae", "pipe",
     "loader", "iter", "itr", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
-    "sample", "infer", "trainset", "valset", "testset", "devset", "evalset",
+    "sample", "infer", "trainset", "valset", "testset", "devset", "evalset", "feat", "emb", "hidden", "latent",
+    "repr",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
@@ -1004,6 +1005,11 @@ def _call_line(
     return _replace_with(statement.with_changes(body=[cst.Expr(call)], trailing_whitespace=_marker_comment(codes)))
 
 
+def _over_a_loader(fixture: Fixture, statement: cst.CSTNode) -> bool:
+    loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef))
+    return isinstance(loop, cst.For) and "loader" in cst.Module([]).code_for_node(loop.iter).lower()
+
+
 def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
     """A marked store in a method moves, verbatim, into a new method of its class: `self.maps.append(attn)`
     -> `self._keep(attn)`, with `def _keep(self, attn): self.maps.append(attn)`.
@@ -1034,6 +1040,8 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
         # judged where it stores: its loop over parameters is not what the history crosses.
         in_loop = in_loop and not (is_step_method(method.name.value) or method.name.value == "forward")
         at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and (in_loop or c == "TL007")]
+        if in_loop and "TL001" in codes and _over_a_loader(fixture, statement):
+            at_call.append("TL001")  # outputs kept across a loader's batches: judged in that loop, at the call
         moved = statement.with_changes(
             leading_lines=(), trailing_whitespace=_marker_comment([c for c in codes if c not in at_call])
         )

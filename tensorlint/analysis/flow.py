@@ -1094,7 +1094,10 @@ class _Walker:
                 value = GRAPH if self.grad_enabled else TENSOR
             if value == UNKNOWN and _wraps(value_expr, target.value) and (before := self.lookup(target.value)).module:
                 value = before  # `model = cuda(model)`, `model = ddp(model)`: the same network, wrapped or moved
-            self._bind(target, value, drops_graph=_drops_graph(value_expr))
+            # `output = self.train_step(batch)` before `output["loss"].backward()` holds the graph;
+            # `output = {k: v.item() ...}` after it does not
+            unproduced = target.value in self.unit.graph_holders and not _produced(value_expr)
+            self._bind(target, value, drops_graph=_drops_graph(value_expr) or unproduced)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value_expr, cst.Call) and (through := passed_through(value_expr)) is not None:
                 value_expr = through  # `logits, labels = accelerator.gather((logits, labels))`: each its own
@@ -1257,6 +1260,9 @@ class _Walker:
             # unless this assignment drops it (`loss = loss.detach()`).
             promote = not (value.scalar or value.module or drops_graph)
             if name in self.unit.graph_evidence and self.grad_enabled and promote and self._backpropagated_here(name):
+                if not value.graph and self.loops:
+                    # backpropagated in this iteration: a graph made in it, whatever the call was
+                    self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
                 value = GRAPH
             self.env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -2019,6 +2025,17 @@ def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
 
 def _calls(expr: cst.BaseExpression, method: str) -> bool:
     return isinstance(expr, cst.Call) and callee_name(expr) == method
+
+
+def _produced(expr: cst.BaseExpression) -> bool:
+    """A call that computes something (a step, a network), not a container made or copied."""
+    return isinstance(expr, cst.Call) and callee_name(expr) not in (
+        "dict",
+        "list",
+        "tuple",
+        "defaultdict",
+        "OrderedDict",
+    )
 
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:

@@ -211,6 +211,7 @@ class Unit:
     frozen: set[str] = field(default_factory=set)  # `vgg.requires_grad_(False)`: modules (names, `self.x`) frozen here
     # names that `.backward()` is called on, with those calls
     graph_evidence: dict[str, list[cst.Call]] = field(default_factory=dict)
+    graph_holders: set[str] = field(default_factory=set)  # evidence as holders: `out` of `out["loss"].backward()`
     backpropagated: list[cst.BaseExpression] = field(default_factory=list)  # what backward calls take
     # Names whose value reaches a backward call, through the unit's assignments.
     backpropagated_names: set[str] = field(default_factory=set)
@@ -722,6 +723,10 @@ class _Indexer:
             reached.append(recv)  # scaler.scale(loss).backward()
         for expr in reached:
             self.unit.backpropagated.append(expr)
+            holder = _projected_name(expr)  # `out["loss"].backward()`: `out` holds the graph
+            if holder is not None and holder != self.unit.self_name:
+                self.unit.graph_evidence.setdefault(holder, []).append(call)
+                self.unit.graph_holders.add(holder)
             inner = expr
             # scaler.scale(loss) and (loss / n): the graph evidence is for the name inside.
             while isinstance(inner, cst.Call) and inner.args:
@@ -1125,7 +1130,7 @@ def constructor_arguments(index: ModuleIndex, init: Unit, param: str) -> list[tu
     `SpeechCommands(items, transform=GPUAugment())` gives `transform` a `GPUAugment`."""
     if init.cls is None or not isinstance(init.node, cst.FunctionDef):
         return []
-    params = [p.name.value for p in all_params(init.node.params)][1:]
+    params = [p.name.value for p in init.argument_params]
     if param not in params:
         return []
     given = []
@@ -1146,11 +1151,35 @@ def _find_graph_producers(index: ModuleIndex, unit: Unit) -> None:
     for expr in unit.backpropagated:
         reached |= references(expr)
     unit.backpropagated_names = set(reached)
+    _note_graph_holders(unit)
     _follow_bindings(unit.backpropagated_names, unit, index)
     loss_inputs = [arg.value for loss in unit.loss_calls for arg in loss.args]
     for value in loss_inputs:  # criterion(model(x), y): the call inside is a producer too
         _note_producer(value, unit, index)
     _follow_bindings({name for value in loss_inputs for name in references(value)}, unit, index)
+
+
+def _note_graph_holders(unit: Unit) -> None:
+    """`output = self.train_step(batch); loss = output["train_loss"]; loss.backward()`: a structure
+    whose item or field is backpropagated holds a graph, whatever the call that made it."""
+    todo = list(unit.graph_evidence)
+    while todo:
+        name = todo.pop()
+        for value in unit.bindings.get(name, []):
+            holder = _projected_name(value)
+            if holder is not None and holder != unit.self_name and holder not in unit.graph_evidence:
+                unit.graph_evidence[holder] = unit.graph_evidence[name]
+                unit.graph_holders.add(holder)
+                todo.append(holder)
+
+
+def _projected_name(expr: cst.BaseExpression) -> str | None:
+    """`out` for `out["loss"]`, `out.loss` or `out[0].loss`: the name an item or field is read from."""
+    if not isinstance(expr, (cst.Subscript, cst.Attribute)):
+        return None
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:

@@ -8,17 +8,23 @@ import libcst as cst
 
 from tensorlint.analysis import (
     Facts,
+    Loop,
     Role,
     Store,
     bounded_per_call,
+    callee_name,
     dotted_name,
+    is_loss_name,
     lineage,
     placed,
+    receiver,
+    references,
     root_name,
     runs_per_batch,
     self_attribute,
     target_names,
     tensor_keyed,
+    walk,
 )
 from tensorlint.rule import Report, Rule
 
@@ -70,6 +76,11 @@ class TensorKeptInForward(Rule):
     with its autograd graph to a list of its object that nothing ever empties is reported too
     (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
     fills a list runs again and again, and every call's graph stays with the list.
+    A loop over a loader that moves its batches to the device and keeps each batch's embeddings
+    or features, still on the device, in a list or dict made before it
+    (`all_image_features.append(image_features)` in a retrieval evaluation, `self.encoder(x)` in
+    an indexer's pass) is reported too: the container holds the whole dataset's vectors in device
+    memory when the loop ends.
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -80,7 +91,10 @@ class TensorKeptInForward(Rule):
     tensor, so it does not bound the cache. A forward hook that does `acts.append(output)` keeps
     4 MiB per call in the same way. Outside `forward` the same holds for what a step keeps
     without its graph: a detached 64x64 float32 score tensor kept by an evaluation step in a
-    list nothing empties adds 16 KiB per call (the verifier, `fixtures/runtime/`).
+    list nothing empties adds 16 KiB per call (the verifier, `fixtures/runtime/`). Embeddings
+    kept on the device across a loader grow with the data: 512 float32 values per sample are
+    2 GiB for a million samples, beside the model (open_clip and sentence-transformers moved
+    them to the host with `.cpu()` after out-of-memory reports).
 
     Not reported: containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class or by the object that owns it
@@ -92,13 +106,17 @@ class TensorKeptInForward(Rule):
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
-    and parameters written in place, Python numbers (`h.item()`), local lists, a write under a
+    and parameters written in place, Python numbers (`h.item()`), local lists (other than a
+    loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument, `activation[name] = output` in a hook factory), detached values that a meter,
     metric or step collects until it is emptied (Lightning's `validation_step_outputs` cleared
     in `on_validation_epoch_end`, a meter made afresh each epoch, a dict the loop makes at the
     top of each epoch) or keeps in host memory (`.cpu()`, `torch.zeros(n)` made without a
-    device), and containers whose kind the file does not show.
+    device), and containers whose kind the file does not show. Across a loader's batches, not
+    reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
+    (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
+    window written out every few batches), and loops that never move their batches to a device.
 
     ## Example
     ```python
@@ -209,6 +227,8 @@ class TensorKeptInForward(Rule):
             if role is None:
                 if _graph_kept_by_a_method(facts, store):
                     yield Report(store.node, _graph_kept_message(store))
+                elif (loop := _outputs_kept_on_device(facts, store)) is not None:
+                    yield Report(store.node, _outputs_kept_message(store, loop))
                 continue
             if not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
@@ -287,6 +307,135 @@ def _graph_kept_message(store: Store) -> str:
         f"`{name}` keeps the autograd graph of every call of {where} and nothing empties it: each "
         "call's activations stay alive for as long as the object lives; store `.detach()` (or "
         "`.item()`), or empty the list after the backward pass that uses it"
+    )
+
+
+def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
+    """The loop over data whose every batch adds a network's output, still on the device, to a
+    container made before it (`all_features.append(model(images))` under `no_grad`): the
+    container holds the whole dataset's outputs in device memory by the time the loop ends."""
+    value = store.value
+    if not store.grows or value.graph or not value.tensor or value.host or value.scalar or value.module:
+        return None  # (a graph is TL004's: it keeps the activations too)
+    if value.instance is not None or tensor_keyed(facts, store):
+        return None  # (made before the loop, the container is fresh in the call, and still grows in it)
+    root = root_name(store.container)
+    loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
+    if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
+        return None  # made afresh in the loop: one batch's, or a window that is emptied
+    if facts.container_kind(store.unit, store.container)[1] not in ("list", "dict"):
+        return None
+    if _emptied_in(loop.node, root) or not _moves_to_device(loop.node):
+        return None  # emptied as it goes, or nothing shows the batches leave the host
+    if not any(word in name.lower() for name in (root, *references(store.value_expr)) for word in _FEATURE_WORDS):
+        return None  # logits or predictions of an evaluation set: a few numbers per sample
+    return loop if _network_output(store, loop) else None
+
+
+# Per-sample vectors, which a whole dataset's worth of does not fit beside a model: embeddings and
+# features for retrieval or clustering (`all_image_features`, `encode_text(...)`, `hidden_states`).
+_FEATURE_WORDS = ("feat", "emb", "encod", "hidden", "latent", "repr")
+
+
+def _network_output(store: Store, loop: Loop) -> bool:
+    """Whether the stored value is computed in the loop from the batch, at full size: what a call
+    makes of it (`model(images)`, a field or item of that, an elementwise op on it), not the batch
+    itself moved or reshaped (`labels.to(device)`); not a reduction, an index or a count
+    (`out.argmax(1)`, `loss.mean()`, `(pred == y).sum()`), a copy on the host, nor a loss."""
+    seen: set[str] = set()
+    todo: list[cst.BaseExpression] = [store.value_expr]
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Dict)):  # `(feats, ids)`, `{"emb": e}`: each entry
+            todo.extend(e.value for e in expr.elements if isinstance(e, (cst.Element, cst.DictElement)))
+            continue
+        if _cheap_to_keep(expr):
+            continue
+        for node in [expr, *walk(expr)]:
+            if isinstance(node, cst.Call) and callee_name(node) not in _NOT_COMPUTING:
+                head = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+                return not (isinstance(head, cst.Name) and is_loss_name(head.value))  # `criterion(out, y)`
+            if isinstance(node, cst.Name) and node.value in loop.assigned and node.value not in seen:
+                if is_loss_name(node.value):
+                    return False
+                seen.add(node.value)
+                todo.extend(_values_assigned(loop.node, node.value))
+    return False
+
+
+# Calls that move, reshape or unpack a batch (or fetch it), computing nothing from it.
+_NOT_COMPUTING = frozenset(
+    [
+        *("to", "cuda", "float", "half", "double", "bfloat16", "type", "contiguous", "view", "reshape", "flatten"),
+        *("squeeze", "unsqueeze", "permute", "transpose", "clone", "detach", "pin_memory", "next", "iter", "len"),
+    ]
+)
+
+
+def _values_assigned(loop: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """What the loop assigns to `name`, unpacked or not: `feats, _ = model(x)` assigns `model(x)`."""
+    found = []
+    for node in walk(loop):
+        if isinstance(node, cst.Assign) and any(name in target_names(t.target) for t in node.targets):
+            found.append(node.value)
+    return found
+
+
+def _cheap_to_keep(expr: cst.BaseExpression) -> bool:
+    """`out.argmax(1)`, `loss.mean()`, `(pred == y).sum()`, `logits.max(1)[1]`: a batch reduced
+    to indices, counts or a number, whose keeping costs little; or a copy on the host (`.cpu()`)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Comparison):
+        return True
+    return isinstance(expr, cst.Call) and callee_name(expr) in _CHEAP
+
+
+_CHEAP = frozenset(
+    [
+        *("cpu", "numpy", "argmax", "argmin", "max", "min", "sum", "mean", "std", "var", "norm", "item", "tolist"),
+        *("long", "int", "bool", "eq", "ne", "gt", "lt", "ge", "le", "numel", "size", "all", "any", "topk", "sort"),
+        "count_nonzero",
+    ]
+)
+
+
+def _emptied_in(loop: cst.CSTNode, root: str) -> bool:
+    """`buf.clear()` or `del buf[:]` in the loop: a window emptied as it fills."""
+    for node in walk(loop):
+        emptied = receiver(node) if isinstance(node, cst.Call) and callee_name(node) == "clear" else None
+        if emptied is not None and dotted_name(emptied) == root:
+            return True
+        if isinstance(node, cst.Del) and root in references(node):
+            return True
+    return False
+
+
+def _moves_to_device(loop: cst.CSTNode) -> bool:
+    """The loop moves its batches to an accelerator: `.cuda()`, `.to(device)`, `batch_to_device(...)`."""
+    for call in walk(loop):
+        if not isinstance(call, cst.Call):
+            continue
+        name = callee_name(call) or ""
+        if name == "cuda" or "device" in name.lower():
+            return True
+        if name == "to" and any("device" in text or "cuda" in text for text in map(_code, call.args)):
+            return True
+    return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node).lower()
+
+
+def _outputs_kept_message(store: Store, loop: Loop) -> str:
+    name = root_name(store.container)
+    iterated = _code(loop.node.iter) if isinstance(loop.node, cst.For) else "data"
+    value = cst.Module([]).code_for_node(store.value_expr)
+    return (
+        f"`{name}` keeps every batch's `{value}` in device memory until the loop over `{iterated}` ends: "
+        "it grows with the size of the data, and a large evaluation set runs out of memory; "
+        "keep `.cpu()` copies (or reduce each batch)"
     )
 
 
