@@ -1005,9 +1005,11 @@ def _call_line(
     return _replace_with(statement.with_changes(body=[cst.Expr(call)], trailing_whitespace=_marker_comment(codes)))
 
 
-def _over_a_loader(fixture: Fixture, statement: cst.CSTNode) -> bool:
+def _over_data(fixture: Fixture, statement: cst.CSTNode) -> bool:
+    """The loop around the statement iterates data (a loader, prompts), not a record's fields."""
     loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef))
-    return isinstance(loop, cst.For) and "loader" in cst.Module([]).code_for_node(loop.iter).lower()
+    iterated = cst.Module([]).code_for_node(loop.iter).lower() if isinstance(loop, cst.For) else ""
+    return any(word in iterated for word in ("loader", "data", "batch", "prompt", "sample", "sentence"))
 
 
 def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
@@ -1040,8 +1042,8 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
         # judged where it stores: its loop over parameters is not what the history crosses.
         in_loop = in_loop and not (is_step_method(method.name.value) or method.name.value == "forward")
         at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and (in_loop or c == "TL007")]
-        if in_loop and "TL001" in codes and _over_a_loader(fixture, statement):
-            at_call.append("TL001")  # outputs kept across a loader's batches: judged in that loop, at the call
+        if in_loop and "TL001" in codes and _over_data(fixture, statement):
+            at_call.append("TL001")  # outputs kept across a loop over data: judged in that loop, at the call
         moved = statement.with_changes(
             leading_lines=(), trailing_whitespace=_marker_comment([c for c in codes if c not in at_call])
         )

@@ -320,7 +320,9 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     if value.instance is not None or tensor_keyed(facts, store):
         return None  # (made before the loop, the container is fresh in the call, and still grows in it)
     root = root_name(store.container)
+    # The loop over data (a loader's batches, a list of prompts), not one over layers or heads.
     loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
+    loop = loop or next((loop for loop in reversed(store.loops) if not loop.computes), None)
     if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
         return None  # made afresh in the loop: one batch's, or a window that is emptied
     if facts.container_kind(store.unit, store.container)[1] not in ("list", "dict"):
@@ -373,11 +375,14 @@ _NOT_COMPUTING = frozenset(
 
 
 def _values_assigned(loop: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """What the loop assigns to `name`, unpacked or not: `feats, _ = model(x)` assigns `model(x)`."""
+    """What the loop assigns to `name`, unpacked or not (`feats, _ = model(x)` assigns `model(x)`),
+    or iterates it over (`for emb in embeddings`)."""
     found = []
     for node in walk(loop):
         if isinstance(node, cst.Assign) and any(name in target_names(t.target) for t in node.targets):
             found.append(node.value)
+        elif isinstance(node, cst.For) and name in target_names(node.target):
+            found.append(node.iter)  # `for emb in embeddings`: a row of what the loop computed
     return found
 
 
@@ -433,9 +438,9 @@ def _outputs_kept_message(store: Store, loop: Loop) -> str:
     iterated = _code(loop.node.iter) if isinstance(loop.node, cst.For) else "data"
     value = cst.Module([]).code_for_node(store.value_expr)
     return (
-        f"`{name}` keeps every batch's `{value}` in device memory until the loop over `{iterated}` ends: "
-        "it grows with the size of the data, and a large evaluation set runs out of memory; "
-        "keep `.cpu()` copies (or reduce each batch)"
+        f"`{name}` keeps every iteration's `{value}` in device memory until the loop over `{iterated}` ends: "
+        "it grows with the size of the data, and a large dataset runs out of device memory; "
+        "keep `.cpu()` copies (or reduce each one)"
     )
 
 

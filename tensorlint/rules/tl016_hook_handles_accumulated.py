@@ -211,6 +211,9 @@ def _register_remove_cycle(facts: Facts, store: Store) -> str | None:
     container = root_name(store.container)
     if method is None or method.cls is None or container is None:
         return None
+    callers = [u for u in facts.index.units if u.cls is method.cls and method in _self_callees(facts, u)]
+    if callers and all(_registers_only_when_empty(facts, caller, method, container) for caller in callers):
+        return None  # `if len(self.handles) == 0: self.attach_hooks()`: attached once
     for unit in facts.index.units:
         if unit.cls is not method.cls or not unit.is_method or unit.name == "__init__":
             continue
@@ -218,6 +221,19 @@ def _register_remove_cycle(facts: Facts, store: Store) -> str | None:
         if method in reached and any(removes_handles(other.node, container) for other in reached):
             return f"{unit.cls.name}.{unit.name}"
     return None
+
+
+def _registers_only_when_empty(facts: Facts, unit: Unit, method: Unit, container: str) -> bool:
+    """Whether `unit` calls the registering method only under an `if` that reads the list
+    (`if len(self.handles) == 0: self.attach_hooks(...)`)."""
+    calls = [call for call, callee in callees(facts.index, unit) if callee is method]
+    guarded = {
+        id(node)
+        for branch, _ in placed(unit, cst.If)
+        if mentions(branch.test, container)
+        for node in own_nodes(branch.body)
+    }
+    return bool(calls) and all(id(call) in guarded for call in calls)
 
 
 def _self_callees(facts: Facts, unit: Unit) -> list[Unit]:
