@@ -1006,10 +1006,10 @@ def _call_line(
 
 
 def _over_data(fixture: Fixture, statement: cst.CSTNode) -> bool:
-    """The loop around the statement iterates data (a loader, prompts), not a record's fields."""
+    """The loop around the statement iterates data (a loader), not a record's fields."""
     loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef))
     iterated = cst.Module([]).code_for_node(loop.iter).lower() if isinstance(loop, cst.For) else ""
-    return any(word in iterated for word in ("loader", "data", "batch", "prompt", "sample", "sentence"))
+    return any(word in iterated for word in ("loader", "data", "batch"))
 
 
 def extract_store_to_method(fixture: Fixture) -> cst.Module | None:

@@ -974,12 +974,28 @@ def run_once_calls(caller: Unit) -> set[int]:
         guarded = _lazily_set(node.test)
         if guarded is None or "." not in guarded:
             continue
+        bodies = [node.body, *_own_methods_called(caller, node.body)]  # `self.load_model()` sets it
         assigned = {
-            dotted_name(t.target) for inner in walk(node.body) if isinstance(inner, cst.Assign) for t in inner.targets
-        }
+            dotted_name(t.target) for body in bodies for inner in walk(body) if isinstance(inner, cst.Assign)
+            for t in inner.targets
+        }  # fmt: skip
         if guarded in assigned:
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _own_methods_called(caller: Unit, body: cst.CSTNode) -> list[cst.FunctionDef]:
+    """The methods of the caller's class that `body` calls on `self`."""
+    cls = caller.cls
+    if cls is None or caller.self_name is None:
+        return []
+    found = []
+    for inner in walk(body):
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+            owner = inner.func.value
+            if isinstance(owner, cst.Name) and owner.value == caller.self_name and inner.func.attr.value in cls.methods:
+                found.append(cls.methods[inner.func.attr.value])
+    return found
 
 
 def _lazily_set(test: cst.BaseExpression) -> str | None:

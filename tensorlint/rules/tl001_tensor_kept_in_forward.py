@@ -76,8 +76,8 @@ class TensorKeptInForward(Rule):
     with its autograd graph to a list of its object that nothing ever empties is reported too
     (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
     fills a list runs again and again, and every call's graph stays with the list.
-    A loop over a loader that moves its batches to the device and keeps each batch's embeddings
-    or features, still on the device, in a list or dict made before it
+    A loop over a loader's batches that moves them to the device and keeps each batch's
+    embeddings or features, still on the device, in a list or dict made before it
     (`all_image_features.append(image_features)` in a retrieval evaluation, `self.encoder(x)` in
     an indexer's pass) is reported too: the container holds the whole dataset's vectors in device
     memory when the loop ends.
@@ -116,7 +116,8 @@ class TensorKeptInForward(Rule):
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
     (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
-    window written out every few batches), and loops that never move their batches to a device.
+    window written out every few batches), loops that never move their batches to a device, and
+    loops over something else (a batch's prompts or views: they build one batch's result).
 
     ## Example
     ```python
@@ -320,9 +321,8 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     if value.instance is not None or tensor_keyed(facts, store):
         return None  # (made before the loop, the container is fresh in the call, and still grows in it)
     root = root_name(store.container)
-    # The loop over data (a loader's batches, a list of prompts), not one over layers or heads.
+    # A loop over a loader's batches: a loop over a batch's prompts or views builds one batch's result.
     loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
-    loop = loop or next((loop for loop in reversed(store.loops) if not loop.computes), None)
     if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
         return None  # made afresh in the loop: one batch's, or a window that is emptied
     if facts.container_kind(store.unit, store.container)[1] not in ("list", "dict"):
