@@ -393,6 +393,8 @@ def _cheap_to_keep(expr: cst.BaseExpression) -> bool:
         expr = expr.value
     if isinstance(expr, cst.Comparison):
         return True
+    if isinstance(expr, cst.Call) and callee_name(expr) == "to" and any("cpu" in _code(a.value) for a in expr.args):
+        return True  # `.to("cpu")`, `.to(device="cpu")`
     return isinstance(expr, cst.Call) and callee_name(expr) in _CHEAP
 
 
