@@ -1019,8 +1019,9 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
     The helper receives the variables of the method that the statement reads, so it stores the same
     objects into the same container. The marker stays on the storing statement in the helper (the
     code that runs in forward, a hook or a handler, as TL003 reports CUDA work in a `__getitem__`
-    helper), except TL004's in a loop (of a method not run per step by its name) and TL007's, which
-    move to the call (`_AT_CALL_IN_METHOD_FORM`).
+    helper), except TL004's in a loop (of a method not run per step by its name), TL001's in a loop
+    over data (device outputs kept across the loop's batches) and TL007's, which move to the call
+    (`_AT_CALL_IN_METHOD_FORM`).
     """
     taken: set[str] = set()
     swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}

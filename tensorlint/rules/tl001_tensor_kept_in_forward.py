@@ -312,14 +312,14 @@ def _graph_kept_message(store: Store) -> str:
 
 
 def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
-    """The loop over data whose every batch adds a network's output, still on the device, to a
+    """The loop over a loader whose every batch adds a network's output, still on the device, to a
     container made before it (`all_features.append(model(images))` under `no_grad`): the
     container holds the whole dataset's outputs in device memory by the time the loop ends."""
     value = store.value
     if not store.grows or value.graph or not value.tensor or value.host or value.scalar or value.module:
         return None  # (a graph is TL004's: it keeps the activations too)
     if value.instance is not None or tensor_keyed(facts, store):
-        return None  # (made before the loop, the container is fresh in the call, and still grows in it)
+        return None  # (not `bounded_per_call`: a list made afresh in the call still grows across its loop)
     root = root_name(store.container)
     # A loop over a loader's batches: a loop over a batch's prompts or views builds one batch's result.
     loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
