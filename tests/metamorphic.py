@@ -1006,10 +1006,14 @@ def _call_line(
 
 
 def _over_data(fixture: Fixture, statement: cst.CSTNode) -> bool:
-    """The loop around the statement iterates data (a loader), not a record's fields."""
+    """A loop around the statement, in its function, iterates data (a loader), not a record's fields."""
     loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef))
-    iterated = cst.Module([]).code_for_node(loop.iter).lower() if isinstance(loop, cst.For) else ""
-    return any(word in iterated for word in ("loader", "data", "batch"))
+    while isinstance(loop, (cst.For, cst.While)):
+        iterated = cst.Module([]).code_for_node(loop.iter).lower() if isinstance(loop, cst.For) else ""
+        if any(word in iterated for word in ("loader", "data", "batch")):
+            return True
+        loop = fixture.enclosing(loop, (cst.For, cst.While, cst.FunctionDef))
+    return False
 
 
 def extract_store_to_method(fixture: Fixture) -> cst.Module | None:

@@ -325,8 +325,10 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
     if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
         return None  # made afresh in the loop: one batch's, or a window that is emptied
-    if facts.container_kind(store.unit, store.container)[1] not in ("list", "dict"):
-        return None
+    kind = facts.container_kind(store.unit, store.container)[1]
+    slot = isinstance(store.node, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in store.node.targets)
+    if kind not in ("list", "dict") and not (kind == "tensor" and not slot):
+        return None  # (`all_embeddings = torch.stack(all_embeddings)` after the loop: a list until then)
     if _emptied_in(loop.node, root) or not _moves_to_device(loop.node):
         return None  # emptied as it goes, or nothing shows the batches leave the host
     if not any(word in name.lower() for name in (root, *references(store.value_expr)) for word in _FEATURE_WORDS):
