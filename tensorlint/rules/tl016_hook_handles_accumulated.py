@@ -165,7 +165,7 @@ class HookHandlesAccumulated(Rule):
                 continue
             registration = hook_registration(store.value_expr, store.unit)
             container = root_name(store.container)
-            if registration is None or container is None or _tested(store, container):
+            if registration is None or container is None or _under_a_test_of(store.unit, store.node, container):
                 continue
             lifetime, kind = facts.container_kind(store.unit, store.container)
             if kind == "managed" or (lifetime != "local" and bounded_per_call(facts, store)):
@@ -227,13 +227,7 @@ def _registers_only_when_empty(facts: Facts, unit: Unit, method: Unit, container
     """Whether `unit` calls the registering method only under an `if` that reads the list
     (`if len(self.handles) == 0: self.attach_hooks(...)`)."""
     calls = [call for call, callee in callees(facts.index, unit) if callee is method]
-    guarded = {
-        id(node)
-        for branch, _ in placed(unit, cst.If)
-        if mentions(branch.test, container)
-        for node in own_nodes(branch.body)
-    }
-    return bool(calls) and all(id(call) in guarded for call in calls)
+    return bool(calls) and all(_under_a_test_of(unit, call, container) for call in calls)
 
 
 def _self_callees(facts: Facts, unit: Unit) -> list[Unit]:
@@ -241,9 +235,10 @@ def _self_callees(facts: Facts, unit: Unit) -> list[Unit]:
     return [callee for _, callee in callees(facts.index, unit) if callee.is_method and callee.cls is unit.cls]
 
 
-def _tested(store: Store, container: str) -> bool:
-    """The store sits under an `if` that reads the container (`if not self.handles:`): bounded."""
-    for branch, _ in placed(store.unit, cst.If):
-        if mentions(branch.test, container) and any(node is store.node for node in own_nodes(branch.body)):
+def _under_a_test_of(unit: Unit, node: cst.CSTNode, container: str) -> bool:
+    """`node` sits under an `if` that reads the container (`if not self.handles:`): it runs while
+    the list is empty, so the hooks are registered once."""
+    for branch, _ in placed(unit, cst.If):
+        if mentions(branch.test, container) and any(inner is node for inner in own_nodes(branch.body)):
             return True
     return False
