@@ -73,6 +73,7 @@ from tensorlint.analysis.recurrent import (
     retain_graph_flag,
 )
 from tensorlint.analysis.syntax import (
+    batch_starts,
     calls_in,
     carried_names,
     declared_container,
@@ -116,6 +117,7 @@ __all__ = [
     "analyze",
     "argument",
     "attribute_value",
+    "batch_starts",
     "bounded_per_call",
     "callee_name",
     "callees",

@@ -89,6 +89,7 @@ from tensorlint.analysis.syntax import (
     hands_over_data,
     hook_registration,
     iterates_data,
+    iterates_examples,
     iterates_loader,
     list_extension,
     own_nodes,
@@ -1847,16 +1848,25 @@ class _Walker:
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
+        examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
+        over_batches = over_batches or examples
         return Loop(
             statement,
             frozenset(reset_every_iteration(statement)),
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and not over_batches and self._computes(statement),
-            calls_backward or fetches or iterates_loader(statement, self.unit, self.imports),
+            calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports),
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
+
+    def _zips_outputs(self, loop: cst.For | cst.While) -> bool:
+        """`for sequence, target in zip(output, highlight)`: the rows of a batch already computed."""
+        iterable = loop.iter if isinstance(loop, cst.For) else None
+        if type(iterable) is not cst.Call or callee_name(iterable) != "zip":
+            return False
+        return any(evaluate(arg.value, self).tensor for arg in iterable.args)
 
     def _steps(self, call: cst.Call) -> bool:
         """`stats = update(net, opt, batch)`, `trainer.train_step(sample)`: a function or method of

@@ -34,6 +34,7 @@ from tensorlint.analysis.index import (
     steps_once,
 )
 from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
+from tensorlint.analysis.values import is_model_name
 from tensorlint.analysis.walk import children, walk
 
 
@@ -98,6 +99,18 @@ def counts_batches(iterable: cst.BaseExpression, target: cst.BaseExpression | No
         return False
     words = target.value.lower().split("_")
     return any(word in ("batch", "ibatch", "batchidx") for word in words) and words[-1] not in ("size", "sizes")
+
+
+def batch_starts(iterable: cst.BaseExpression) -> bool:
+    """`range(0, len(X), batch_size)`: where each batch starts, in data batched by hand."""
+    if type(iterable) is not cst.Call or dotted_name(iterable.func) != "range":
+        return False
+    args = [arg.value for arg in iterable.args if arg.keyword is None]
+    step = dotted_name(args[2]) if len(args) == 3 else None
+    return step is not None and bool(set(step.rsplit(".", 1)[-1].lower().split("_")) & _BATCH_SIZE_WORDS)
+
+
+_BATCH_SIZE_WORDS = frozenset(["batch", "bs", "bsz", "batchsize", "minibatch"])
 
 
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
@@ -171,7 +184,7 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
     """A loop whose every iteration is one step of training or evaluation over data: it iterates
     a DataLoader, fetches with `next()`, steps an optimizer in its body, or calls a function of the
     file that is one training step (`_step(batch)`, which calls `backward()` once)."""
-    if iterates_loader(loop, unit, imports):
+    if iterates_loader(loop, unit, imports) or iterates_examples(loop, unit):
         return True
     for call in loop_calls(unit, loop):
         name = callee_name(call)
@@ -185,6 +198,97 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
             if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
                 return True  # optimizer.step(), scaler.step(optimizer)
     return False
+
+
+def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
+    """An evaluation's loop over data, whatever its names: in a function that evaluates, a loop over
+    an array batched by hand (`range(0, len(X), batch_size)`) or over pairs of examples that it runs
+    a network on (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`). Without a
+    `backward()`, the same loop in a loss over a batch's views cannot be told apart by its shape."""
+    if not isinstance(loop, cst.For) or not _evaluates(unit):
+        return False
+    return batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit)
+
+
+def _evaluates(unit: Unit) -> bool:
+    """A function named for evaluation (`evaluate`, `test_epoch`, `predict`), or one that switches a
+    model to evaluation mode (`model.eval()`); not a network's own code (`forward_test`, a method
+    of a module class: mmaction runs its clips in chunks there)."""
+    node = unit.node
+    if unit.cls is not None and unit.cls.is_module:
+        return False
+    if isinstance(node, cst.FunctionDef):
+        if node.name.value.startswith("forward"):
+            return False
+        if set(node.name.value.lower().split("_")) & _EVALUATION_WORDS:
+            return True
+    return any(callee_name(call) == "eval" and not call.args for call, _ in placed(unit, cst.Call))
+
+
+_EVALUATION_WORDS = frozenset(["eval", "evaluate", "evaluation", "val", "valid", "validate", "validation", "test",
+                               "predict", "prediction", "infer", "inference", "score"])  # fmt: skip
+
+
+def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
+    target: cst.BaseExpression = loop.target
+    iterable = loop.iter
+    if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
+        if len(target.elements) != 2 or not iterable.args:
+            return False
+        target, iterable = target.elements[1].value, iterable.args[0].value  # the counter is no item
+    items = target_names(target)
+    zipped = type(iterable) is cst.Call and callee_name(iterable) == "zip"
+    if not (len(items) >= 2 or zipped) or _computed(iterable):
+        return False
+    derived = set(items)  # and what the body makes of them: `xb = x.to(device)`, `inputs = tokenizer(src)`
+    assignments = [node for node in own_nodes(loop.body) if type(node) is cst.Assign]
+    for _ in range(3):
+        derived |= {
+            name
+            for node in assignments
+            if names_in(node.value) & derived
+            for t in node.targets
+            for name in target_names(t.target)
+        }
+    return any(
+        type(node) is cst.Call
+        and any(names_in(arg.value) & derived for arg in node.args)
+        and _runs_a_network(node, unit)
+        for node in own_nodes(loop.body)
+    )
+
+
+def _computed(iterable: cst.BaseExpression) -> bool:
+    """`range(n)`, `d.items()`, `model.named_parameters()`: no data."""
+    if type(iterable) is not cst.Call:
+        return False
+    name = callee_name(iterable)
+    if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
+        return bool(iterable.args) and all(_computed(arg.value) for arg in iterable.args if not arg.keyword)
+    return name in ("range", "items", "values", "keys", "children", "modules", "parameters") or (
+        name is not None and name.startswith("named_")
+    )
+
+
+def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
+    """`model(x)`, `self.encoder(src)`, or a function of the file that does (`_step(x, y)`)."""
+    called = dotted_name(call.func)
+    if called is None:
+        return False
+    if is_model_name(called.rsplit(".", 1)[-1]):
+        return True
+    step = unit.lookup_def(called) if "." not in called else None
+    return (
+        step is not None
+        and step is not unit
+        and isinstance(step.node, cst.FunctionDef)
+        and any(
+            type(node) is cst.Call
+            and (name := dotted_name(node.func)) is not None
+            and is_model_name(name.rsplit(".", 1)[-1])
+            for node in own_nodes(step.node.body)
+        )
+    )
 
 
 def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:

@@ -253,6 +253,18 @@ _MODULE_BASES = frozenset(
         "transformers.modeling_utils.PreTrainedModel",
     ]
 )
+# torch.nn's layers without parameters (activations, dropout, pooling, reshaping, padding).
+_PARAMETER_FREE = frozenset(
+    ["Softmax", "LogSoftmax", "Softmin", "Softmax2d", "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU",
+     "SiLU", "Mish", "Sigmoid", "LogSigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus",
+     "Softsign", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold", "Dropout", "Dropout1d", "Dropout2d",
+     "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+     "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "UpsamplingNearest2d",
+     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance", "ZeroPad2d",
+     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+     "ReplicationPad2d", "ReplicationPad3d", "ChannelShuffle"]
+)  # fmt: skip
 _BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
 _COPYING_BUILTINS = frozenset(["dict", "list", "tuple", "sorted", "reversed"])
 _NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
@@ -813,7 +825,9 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         if wrapped.module and wrapped.instance is not None:
             return wrapped  # `model = DDP(model)`: calling it runs the same `forward`
     if is_torch_module_class(qualified):
-        return MODULE
+        # `nn.Softmax(dim=1)(logits)`, `nn.MSELoss()(pred, y)`: a layer without parameters records
+        # a graph only from its inputs (logits computed under `no_grad` give probabilities without one).
+        return replace(MODULE, frozen=True) if last in _PARAMETER_FREE or last.endswith("Loss") else MODULE
     if namespace.startswith("torch.distributions") and last[:1].isupper():
         # `Categorical(logits=out)`: its `log_prob`, `entropy` and `rsample` carry the graph it is given.
         return _derived(_join(evaluate(arg.value, scope) for arg in call.args), scope)

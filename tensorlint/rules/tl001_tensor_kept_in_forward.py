@@ -11,6 +11,7 @@ from tensorlint.analysis import (
     Loop,
     Role,
     Store,
+    batch_starts,
     bounded_per_call,
     callee_name,
     dotted_name,
@@ -321,8 +322,10 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     if value.instance is not None or tensor_keyed(facts, store):
         return None  # (not `bounded_per_call`: a list made afresh in the call still grows across its loop)
     root = root_name(store.container)
-    # A loop over a loader's batches: a loop over a batch's prompts or views builds one batch's result.
-    loop = next((loop for loop in reversed(store.loops) if loop.feeds_data), None)
+    # A loop over a loader's batches: a loop over a batch's prompts or views builds one batch's
+    # result, and one over an array batched by hand (`range(0, n, bs)`) most often builds a
+    # matrix used on the device next (BLIP's text embeddings for its similarity matrix).
+    loop = next((loop for loop in reversed(store.loops) if loop.feeds_data and not _batched_by_hand(loop)), None)
     if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
         return None  # made afresh in the loop: one batch's, or a window that is emptied
     kind = facts.container_kind(store.unit, store.container)[1]
@@ -334,6 +337,10 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     if not any(word in name.lower() for name in (root, *references(store.value_expr)) for word in _FEATURE_WORDS):
         return None  # logits or predictions of an evaluation set: a few numbers per sample
     return loop if _network_output(store, loop) else None
+
+
+def _batched_by_hand(loop: Loop) -> bool:
+    return isinstance(loop.node, cst.For) and batch_starts(loop.node.iter)
 
 
 # Per-sample vectors, which a whole dataset's worth of does not fit beside a model: embeddings and
