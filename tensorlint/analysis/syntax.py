@@ -238,7 +238,7 @@ def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
         target, iterable = target.elements[1].value, iterable.args[0].value  # the counter is no item
     items = target_names(target)
     zipped = type(iterable) is cst.Call and callee_name(iterable) == "zip"
-    if not (len(items) >= 2 or zipped) or _computed(iterable):
+    if not (len(items) >= 2 or zipped or _names_examples(iterable)) or _computed(iterable):
         return False
     derived = set(items)  # and what the body makes of them: `xb = x.to(device)`, `inputs = tokenizer(src)`
     assignments = [node for node in own_nodes(loop.body) if type(node) is cst.Assign]
@@ -256,6 +256,16 @@ def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
         and _runs_a_network(node, unit)
         for node in own_nodes(loop.body)
     )
+
+
+def _names_examples(iterable: cst.BaseExpression) -> bool:
+    """`for ex in eval_examples`, `for sentence in test_sentences`: items named for what a dataset holds."""
+    name = dotted_name(iterable)
+    return name is not None and name.rsplit(".", 1)[-1].lower().rsplit("_", 1)[-1] in _EXAMPLE_WORDS
+
+
+_EXAMPLE_WORDS = frozenset(["examples", "samples", "instances", "sentences", "texts", "documents", "docs", "queries",
+                            "questions", "pairs", "records", "images", "utterances", "articles"])  # fmt: skip
 
 
 def _computed(iterable: cst.BaseExpression) -> bool:
