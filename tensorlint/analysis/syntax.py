@@ -9,7 +9,7 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 import libcst as cst
 
@@ -207,7 +207,7 @@ def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
     `backward()`, the same loop in a loss over a batch's views cannot be told apart by its shape."""
     if not isinstance(loop, cst.For) or not _evaluates(unit):
         return False
-    return batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit)
+    return batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit) or _data_indexed(loop, unit)
 
 
 def _evaluates(unit: Unit) -> bool:
@@ -240,19 +240,54 @@ def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
     zipped = type(iterable) is cst.Call and callee_name(iterable) == "zip"
     if not (len(items) >= 2 or zipped or _names_examples(iterable)) or _computed(iterable):
         return False
-    derived = set(items)  # and what the body makes of them: `xb = x.to(device)`, `inputs = tokenizer(src)`
+    return _runs_a_network_on(loop, unit, lambda expr: bool(names_in(expr) & items))
+
+
+def _data_indexed(loop: cst.For, unit: Unit) -> bool:
+    """`for i in range(len(dataset)): x, y = dataset[i]`, `X_val[b * bs:(b + 1) * bs]`: an index
+    into data (named so: `dataset`, `X_test`, `val_images`) that the loop runs a network on."""
+    if type(loop.target) is not cst.Name or type(loop.iter) is not cst.Call or callee_name(loop.iter) != "range":
+        return False
+    index = loop.target.value
+
+    def reads_data(expr: cst.BaseExpression) -> bool:
+        return any(
+            type(node) is cst.Subscript
+            and (name := dotted_name(node.value)) is not None
+            and _names_split_data(name)
+            and index in names_in(node.slice[0].slice)
+            for node in [expr, *own_nodes(expr)]
+        )
+
+    return _runs_a_network_on(loop, unit, reads_data)
+
+
+def _names_split_data(name: str) -> bool:
+    """`dataset`, `self.val_data.x`, `X_test`, `test_images`: data, or arrays of a split."""
+    parts = name.lower().split(".")
+    words = {word for part in parts for word in part.split("_")}
+    return any(_names_data(part) for part in parts) or bool(words & _SPLIT_WORDS) or bool(words & _EXAMPLE_WORDS)
+
+
+_SPLIT_WORDS = frozenset(_SPLITS)
+
+
+def _runs_a_network_on(loop: cst.For, unit: Unit, given: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Whether the loop's body hands a network what `given` picks out, or a name made from it
+    (`xb = x.to(device)`, `inputs = tokenizer(src)`, `x, y = dataset[i]`)."""
     assignments = [node for node in own_nodes(loop.body) if type(node) is cst.Assign]
+    derived: set[str] = set()
     for _ in range(3):
         derived |= {
             name
             for node in assignments
-            if names_in(node.value) & derived
+            if given(node.value) or names_in(node.value) & derived
             for t in node.targets
             for name in target_names(t.target)
         }
     return any(
         type(node) is cst.Call
-        and any(names_in(arg.value) & derived for arg in node.args)
+        and any(given(arg.value) or names_in(arg.value) & derived for arg in node.args)
         and _runs_a_network(node, unit)
         for node in own_nodes(loop.body)
     )

@@ -53,7 +53,13 @@ class GraphAccumulatedInLoop(Rule):
     `val_set`, `train_dl`, `batches`), directly or through the function's own names
     (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
     function (`get_batch(data_source, i)`), calls `backward()`, or counts batches by its variable
-    (`for batch_idx in range(len(features))`, not `batch_size`). A comprehension over a loader
+    (`for batch_idx in range(len(features))`, not `batch_size`). In a function that evaluates
+    (named for it: `evaluate`, `test`, `predict`, `score`, ...; or calling `model.eval()`; not a
+    network's own methods), a loop that runs a network on its data is one whatever its names: over
+    an array batched by hand (`for i in range(0, len(X), batch_size)`), over pairs of examples
+    (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`), over items named for examples
+    (`for ex in eval_examples`), or indexing data (`x, y = dataset[i]` in
+    `for i in range(len(dataset))`). A loop over a fixed list of views or transforms is not. A comprehension over a loader
     is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
     `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
     a batch at a time, nor micro-batches summed into a loss that is backpropagated).
