@@ -677,6 +677,8 @@ class _Indexer:
             self.unit.loss_calls.append(node)
         if name in ("backward", "manual_backward"):
             self._backward(node, recv)
+        elif name is not None and node.args and _names_a_backward(name):
+            self._backward(node, None)  # `self.model_backward_and_update(loss)`: a trainer's helper
         elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
             self._backward(node, None)
         qualified = self.imports.qualify(node.func) or ""
@@ -1115,6 +1117,13 @@ def emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
         for small in line.body
     )
     return [element.value for element in loop.iter.elements] if clears else []
+
+
+def _names_a_backward(name: str) -> bool:
+    """A helper named for backpropagating what it is handed (`model_backward_and_update(loss)`,
+    `backward_step(loss)`), not a hook's registration (`register_full_backward_hook`)."""
+    words = set(name.lower().split("_"))
+    return "backward" in words and not words & {"hook", "hooks", "register"}
 
 
 def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
