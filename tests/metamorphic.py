@@ -288,7 +288,7 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "loader", "iter", "itr", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
     "sample", "infer", "trainset", "valset", "testset", "devset", "evalset", "feat", "emb", "hidden", "latent",
-    "repr",
+    "repr", "acc", "correct",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",

@@ -1112,13 +1112,19 @@ class _Walker:
                     self._bind(element.value, known)
             elif known_elements := self._forward_without_graph(value_expr, len(target.elements)):
                 for position, element in enumerate(target.elements):  # loss, acc = model(x)
-                    self._bind(element.value, known_elements.get(position, value))
-            elif value.graph and any(_names_a_count(e.value) or _names_a_log(e.value) for e in target.elements):
+                    known = TENSOR if value.graph and _names_an_accuracy(element.value) else value
+                    self._bind(element.value, known_elements.get(position, known))
+            elif value.graph and any(
+                _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value) for e in target.elements
+            ):
                 for element in target.elements:
                     # `scores, decode_lengths = decoder(x)`: the lengths are ints; `loss, log_vars =
-                    # model(x)`: the log is the numbers reported (`.item()`), the loss keeps the graph
+                    # model(x)`: the log is the numbers reported (`.item()`), the loss keeps the graph;
+                    # `loss, kl, word_acc = model(batch)`: an accuracy is counted from comparisons
                     if _names_a_count(element.value):
                         self._bind(element.value, SCALAR)
+                    elif _names_an_accuracy(element.value):
+                        self._bind(element.value, TENSOR)
                     else:
                         self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)
             else:
@@ -2740,6 +2746,14 @@ def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
         for comprehension, _ in placed(unit, kind)
         if iterates_data(comprehension.for_in.iter, unit, imports, comprehension.for_in.target)
     }
+
+
+def _names_an_accuracy(target: cst.BaseExpression) -> bool:
+    """`acc`, `top1_acc`, `wacc`, `acc5`, `accuracy`, `n_correct`: counted from comparisons, no graph."""
+    if not isinstance(target, cst.Name):
+        return False
+    lowered = target.value.lower().rstrip("0123456789")
+    return lowered.endswith(("acc", "accuracy", "correct")) or lowered.startswith("acc_")
 
 
 def _names_a_count(target: cst.BaseExpression) -> bool:
