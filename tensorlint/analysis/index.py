@@ -677,7 +677,7 @@ class _Indexer:
             self.unit.loss_calls.append(node)
         if name in ("backward", "manual_backward"):
             self._backward(node, recv)
-        elif name is not None and node.args and _names_a_backward(name):
+        elif name is not None and _backpropagates_a_loss(name, node):
             self._backward(node, None)  # `self.model_backward_and_update(loss)`: a trainer's helper
         elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
             self._backward(node, None)
@@ -1119,11 +1119,17 @@ def emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
     return [element.value for element in loop.iter.elements] if clears else []
 
 
-def _names_a_backward(name: str) -> bool:
-    """A helper named for backpropagating what it is handed (`model_backward_and_update(loss)`,
-    `backward_step(loss)`), not a hook's registration (`register_full_backward_hook`)."""
+def _backpropagates_a_loss(name: str, call: cst.Call) -> bool:
+    """A helper named for backpropagating, handed a loss (`model_backward_and_update(loss_x)`,
+    `backward_step(loss)`); not a hook's registration (`register_full_backward_hook`), a function
+    that runs both passes (`joint_forward_backward(*args)`), nor a question about the backward
+    pass asked of something else (`_should_recompute_in_backward(bsym)`)."""
     words = set(name.lower().split("_"))
-    return "backward" in words and not words & {"hook", "hooks", "register"}
+    if "backward" not in words or words & {"hook", "hooks", "register", "forward"}:
+        return False
+    first = call.args[0] if call.args else None
+    handed = dotted_name(first.value) if first is not None and first.keyword is None and not first.star else None
+    return handed is not None and is_loss_name(handed.rsplit(".", 1)[-1])
 
 
 def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExpression]:
