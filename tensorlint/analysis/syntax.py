@@ -201,9 +201,10 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
 
 
 def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
-    """An evaluation's loop over data, whatever its names: in a function that evaluates, a loop over
-    an array batched by hand (`range(0, len(X), batch_size)`) or over pairs of examples that it runs
-    a network on (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`). Without a
+    """An evaluation's loop over data, whatever its names: in a function that evaluates, a loop that
+    runs a network on an array batched by hand (`range(0, len(X), batch_size)`), on pairs of
+    examples (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`), on items named for
+    examples (`for ex in eval_examples`) or on data it indexes (`x, y = dataset[i]`). Without a
     `backward()`, the same loop in a loss over a batch's views cannot be told apart by its shape."""
     if not isinstance(loop, cst.For) or not _evaluates(unit):
         return False
@@ -230,6 +231,8 @@ _EVALUATION_WORDS = frozenset(["eval", "evaluate", "evaluation", "val", "valid",
 
 
 def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
+    """Items taken apart into inputs and targets (or zipped, or named for examples), not a
+    computed collection (`range`, `.items()`, `named_parameters()`), that the body runs a network on."""
     target: cst.BaseExpression = loop.target
     iterable = loop.iter
     if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":

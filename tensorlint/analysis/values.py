@@ -827,7 +827,8 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if is_torch_module_class(qualified):
         # `nn.Softmax(dim=1)(logits)`, `nn.MSELoss()(pred, y)`: a layer without parameters records
         # a graph only from its inputs (logits computed under `no_grad` give probabilities without one).
-        return replace(MODULE, frozen=True) if last in _PARAMETER_FREE or last.endswith("Loss") else MODULE
+        parameter_free = last in _PARAMETER_FREE or (last.endswith("Loss") and "WithLoss" not in last)
+        return replace(MODULE, frozen=True) if parameter_free else MODULE
     if namespace.startswith("torch.distributions") and last[:1].isupper():
         # `Categorical(logits=out)`: its `log_prob`, `entropy` and `rsample` carry the graph it is given.
         return _derived(_join(evaluate(arg.value, scope) for arg in call.args), scope)
