@@ -74,6 +74,8 @@ from tensorlint.analysis.names import (
 )
 from tensorlint.analysis.project import Project
 from tensorlint.analysis.syntax import (
+    COMPUTED_COLLECTIONS,
+    ITEM_WRAPPERS,
     NoGrad,
     accumulated_operand,
     annotation_words,
@@ -1913,10 +1915,9 @@ class _Walker:
             return True  # layers, tensors, or objects of a class the code shows (callbacks, meters)
         if isinstance(iterable, cst.Call):
             name = callee_name(iterable)
-            if name in ("range", "children", "modules", "named_children", "named_modules", "parameters",
-                        "named_parameters", "items", "values", "keys"):  # fmt: skip
+            if name in COMPUTED_COLLECTIONS:
                 return True
-            if name in ("enumerate", "zip", "reversed", "list", "tuple", "sorted"):
+            if name in ITEM_WRAPPERS:
                 return bool(iterable.args) and all(
                     self._computed_iterable(a.value) for a in iterable.args if not a.keyword
                 )

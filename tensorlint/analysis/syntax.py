@@ -306,16 +306,21 @@ _EXAMPLE_WORDS = frozenset(["examples", "samples", "instances", "sentences", "te
                             "questions", "pairs", "records", "images", "utterances", "articles"])  # fmt: skip
 
 
+# Calls whose items are computed, not data: `range(n)`, `d.items()`, `model.named_parameters()`;
+# and the builtins that pass their arguments' items on (`zip`, `enumerate`).
+COMPUTED_COLLECTIONS = frozenset(["range", "children", "modules", "named_children", "named_modules", "parameters",
+                                  "named_parameters", "items", "values", "keys"])  # fmt: skip
+ITEM_WRAPPERS = frozenset(["enumerate", "zip", "reversed", "list", "tuple", "sorted"])
+
+
 def _computed(iterable: cst.BaseExpression) -> bool:
-    """`range(n)`, `d.items()`, `model.named_parameters()`: no data."""
+    """`range(n)`, `d.items()`, `model.named_buffers()`: no data."""
     if type(iterable) is not cst.Call:
         return False
     name = callee_name(iterable)
-    if name in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
+    if name in ITEM_WRAPPERS:
         return bool(iterable.args) and all(_computed(arg.value) for arg in iterable.args if not arg.keyword)
-    return name in ("range", "items", "values", "keys", "children", "modules", "parameters") or (
-        name is not None and name.startswith("named_")
-    )
+    return name in COMPUTED_COLLECTIONS or (name is not None and name.startswith("named_"))
 
 
 def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
@@ -323,20 +328,20 @@ def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
     called = dotted_name(call.func)
     if called is None:
         return False
-    if is_model_name(called.rsplit(".", 1)[-1]):
+    if _calls_a_network(call):
         return True
     step = unit.lookup_def(called) if "." not in called else None
     return (
         step is not None
         and step is not unit
         and isinstance(step.node, cst.FunctionDef)
-        and any(
-            type(node) is cst.Call
-            and (name := dotted_name(node.func)) is not None
-            and is_model_name(name.rsplit(".", 1)[-1])
-            for node in own_nodes(step.node.body)
-        )
+        and any(type(node) is cst.Call and _calls_a_network(node) for node in own_nodes(step.node.body))
     )
+
+
+def _calls_a_network(call: cst.Call) -> bool:
+    called = dotted_name(call.func)
+    return called is not None and is_model_name(called.rsplit(".", 1)[-1])
 
 
 def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
