@@ -108,15 +108,18 @@ MAX_CONTEXT_FILES = 1500  # the project's other modules, so that imports resolve
 def materialise(fixes: list[Fix], dest: Path) -> None:
     for fix in fixes:
         folder = dest / fix.key
-        if fix.before_file(dest).is_file() and fix.after_file(dest).is_file():
-            continue
-        git_dir = _git_dir(fix.repo, dest)
-        for side, commit, path in (
-            ("before", fix.before_commit, fix.path_before),
-            ("after", fix.fix_commit, fix.path_after),
-        ):
-            # Under the repository's name: a project that is its own package (`import TTS.utils`) resolves.
-            _write_tree(git_dir, _context(git_dir, commit, path), folder / side / fix.repo.split("/")[1])
+        checkouts = [folder / side / fix.repo.split("/")[1] for side in ("before", "after")]
+        if not (fix.before_file(dest).is_file() and fix.after_file(dest).is_file()):
+            git_dir = _git_dir(fix.repo, dest)
+            for checkout, commit, path in (
+                (checkouts[0], fix.before_commit, fix.path_before),
+                (checkouts[1], fix.fix_commit, fix.path_after),
+            ):
+                # Under the repository's name: a project that is its own package (`import TTS.utils`) resolves.
+                _write_tree(git_dir, _context(git_dir, commit, path), checkout)
+        for checkout in checkouts:
+            # A clone's root has `.git`: the project's root for tensorlint, as in a user's checkout.
+            (checkout / ".git").mkdir(exist_ok=True)
     print(f"{len(fixes)} fixes in {dest}")
 
 

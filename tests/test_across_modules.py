@@ -313,3 +313,85 @@ def test_a_validation_step_of_a_lightning_module_through_another_modules_base_ru
         "\n    def on_validation_epoch_end(self):\n        self.outputs.clear()\n"
     )
     assert [(f.location.row, f.code) for f in lint_file(main)] == expected
+
+
+LOGGER = """\
+from collections import defaultdict
+
+
+class Logger:
+    def __init__(self):
+        self.stats = defaultdict(list)
+
+    def log_stat(self, key, value, t):
+        self.stats[key].append((t, value))
+"""
+
+LEARNER = """\
+import torch
+
+
+class Learner:
+    def __init__(self, model, logger):
+        self.model = model
+        self.logger = logger
+        self.optimiser = torch.optim.Adam(model.parameters())
+
+    def train(self, batch, t):
+        loss = self.model(batch).mean()
+        self.optimiser.zero_grad()
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 10.0)
+        self.optimiser.step()
+        self.logger.log_stat("grad_norm", {logged}, t)
+"""
+
+
+def _learner(tmp_path: Path, logged: str, logger: str = LOGGER) -> Path:
+    # The learner is handed its logger: no import says where `log_stat` is defined (epymarl's
+    # learners and `utils/logging.py`, uoe-agents/epymarl@a40db06).
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "logging.py").write_text(logger, encoding="utf-8")
+    (tmp_path / "learners").mkdir()
+    learner = tmp_path / "learners" / "learner.py"
+    learner.write_text(LEARNER.format(logged=logged), encoding="utf-8")
+    return learner
+
+
+@pytest.mark.parametrize(
+    ("logged", "expected"),
+    [("grad_norm", [(16, "TL001")]), ("grad_norm.item()", []), ("loss", [(16, "TL004")]), ("loss.item()", [])],
+)
+def test_a_method_only_one_module_of_the_project_defines_keeps_what_a_step_hands_it(
+    tmp_path: Path, logged: str, expected: list[tuple[int, str]]
+) -> None:
+    found = _found(_learner(tmp_path, logged))
+    assert [(row, code) for row, code, _ in found] == expected
+    if expected == [(16, "TL001")]:
+        assert "`Logger.log_stat` appends it to `self.stats`, which nothing empties" in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "logger",
+    [
+        LOGGER + "\n    def flush(self):\n        self.stats.clear()\n",  # emptied: kept for a while, not the run
+        LOGGER.replace("self.stats[key].append((t, value))", "self.stats[key] = value"),  # the last value only
+    ],
+)
+def test_a_logger_that_empties_its_lists_or_keeps_the_last_value_keeps_no_device_tensor_for_the_run(
+    tmp_path: Path, logger: str
+) -> None:
+    assert _found(_learner(tmp_path, "grad_norm", logger)) == []
+
+
+def test_a_method_two_modules_define_is_not_guessed(tmp_path: Path) -> None:
+    learner = _learner(tmp_path, "grad_norm")
+    (tmp_path / "utils" / "tensorboard.py").write_text(LOGGER.replace("Logger", "BoardLogger"), encoding="utf-8")
+    assert _found(learner) == []
+
+
+def test_without_a_project_root_no_module_is_scanned_for_a_method(tmp_path: Path) -> None:
+    learner = _learner(tmp_path, "grad_norm")
+    (tmp_path / "pyproject.toml").unlink()  # the scan would have no end: silence
+    assert _found(learner) == []

@@ -84,6 +84,8 @@ class Store:
     reset_this_iteration: bool = False  # as for `Accumulation`
     # What the entry is looked up by: the key of `d[k] = v` and `d.setdefault(k, v)`, the member of `s.add(m)`.
     key: Value | None = None
+    # A helper of another object keeps it in a list or dict that nothing empties (`Summary.kept_for_the_run`).
+    for_the_run: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,6 +152,9 @@ class Summary:
     # arguments, so that what a helper does to them is judged as if written at the call.
     forwarded: tuple[cst.BaseSmallStatement, ...] = ()
     params: tuple[str, ...] = ()  # the names the forwarded statements use, by argument position
+    # Arguments appended to a list or dict of the object (or a global) that nothing ever empties:
+    # a device tensor handed over is kept for the run.
+    kept_for_the_run: frozenset[int] = frozenset()
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)

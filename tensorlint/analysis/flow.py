@@ -122,6 +122,7 @@ from tensorlint.analysis.values import (
     names_a_loss_value,
     names_text,
     number_guard,
+    on_the_device,
     passed_through,
     tensor_guard,
 )
@@ -163,6 +164,7 @@ class _Walker:
         self.grad_enabled = not (self._decorated_no_grad() or self._called_only_under_no_grad())
         self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
+        self.discarded: cst.BaseExpression | None = None  # the value of the expression statement walked last
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
         self.returns = UNKNOWN
         self.returned_elements: list[Value] | None = None  # per position, while every return is a tuple
@@ -383,9 +385,14 @@ class _Walker:
             if position < len(params) and evaluate(arg, self).graph
         }
 
-    def _callee_unit(self, call: cst.Call, *, read_modules: bool = True) -> tuple[Facts, Unit] | None:
+    def _callee_unit(
+        self, call: cst.Call, *, read_modules: bool = True, across_project: bool = False
+    ) -> tuple[Facts, Unit] | None:
         """The function or method of the project that a call runs, when the code says which; with
-        `read_modules` False, only where no module has to be read for it."""
+        `read_modules` False, only where no module has to be read for it; with `across_project`,
+        also a method of an object the code does not say, that one module of the project alone
+        defines (what a helper keeps of its arguments, not what it returns: a guess that is
+        wrong costs a finding at most)."""
         func = call.func
         if isinstance(func, cst.Name):
             found = self.unit.lookup_def(func.value)
@@ -400,7 +407,8 @@ class _Walker:
             return self._method_of(func, "__call__")
         if not isinstance(func, cst.Attribute):
             return None
-        return self._method_of(func.value, func.attr.value) or self._method_named_for(func.value, func.attr.value)
+        method = func.attr.value
+        return self._method_of(func.value, method) or self._method_named_for(func.value, method, across_project)
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
@@ -415,9 +423,12 @@ class _Walker:
                 return facts, facts.index.method_units[id(method)]
         return None
 
-    def _method_named_for(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
+    def _method_named_for(
+        self, owner: cst.BaseExpression, method_name: str, across_project: bool = False
+    ) -> tuple[Facts, Unit] | None:
         """`logger.log_later(fn)` where `logger` is a parameter the file never builds: the method of
-        the one class of this file that defines it. For the methods of builtin containers
+        the one class of this file that defines it, or with `across_project`, where the file defines
+        none, of the one module of the project that does. For the methods of builtin containers
         (`update`, `append`, `get`), only when the object is named for the class (`tracker` for
         `EmbeddingTracker`, `loss_meter` for `AverageMeter`): `results.update(outputs)` beside an
         `AverageMeter` is a dict's."""
@@ -438,16 +449,13 @@ class _Walker:
         some_module = known.module and known.instance is None and not known.tensor
         if known != UNKNOWN and not some_module:
             return None  # a tensor, a number or an instance the code shows: not guessed
-        definers = [cls for cls in self.index.classes.values() if method_name in cls.methods]
-        roots = [cls for cls in definers if not any(c in definers for c in lineage(self.index.classes, cls)[1:])]
-        if len(roots) != 1 or (some_module and not roots[0].is_module):
-            return None
-        # One class, or one family: a base whose method is abstract and the subclasses that
-        # override it (`for cb in self.callbacks: cb.on_batch_end(...)` runs any of them).
-        method = self.index.method_units[id(roots[0].methods[method_name])]
-        if len(definers) > 1 and len(overrides(self.index, method)) != len(definers) - 1:
-            return None
-        return self.facts, method
+        found = _one_definer(self.facts, method_name, some_module)
+        project, path = self.facts.project, self.facts.path
+        defined_here = any(method_name in cls.methods for cls in self.index.classes.values())
+        if found is None and across_project and known == UNKNOWN and project and path and not defined_here:
+            other = project.method_definer(path, method_name, _analyze_imported)
+            found = _one_definer(other, method_name, some_module) if other is not None else None
+        return found
 
     def closure_value(self, node: cst.Lambda) -> Value:
         return self._closure(node, free_names(node), node.params)
@@ -903,6 +911,7 @@ class _Walker:
         elif isinstance(small, cst.AugAssign):
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
+            self.discarded = small.value
             self._effects(small.value)
             call = small.value
             mode = self._grad_switch(call) if isinstance(call, cst.Call) else None
@@ -970,6 +979,7 @@ class _Walker:
         via: str | None = None,
         concatenates: bool = False,
         key: Value | None = None,
+        for_the_run: bool = False,
     ) -> None:
         if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
@@ -995,7 +1005,7 @@ class _Walker:
         loops = tuple(self.loops)
         store = Store(
             node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
-            self._reset_this_iteration(container), key,
+            self._reset_this_iteration(container), key, for_the_run,
         )  # fmt: skip
         self.facts.stores.append(store)
         if value.graph or (value.tensor and self.facts.container_kind(self.unit, container)[1] == "dict"):
@@ -1456,11 +1466,13 @@ class _Walker:
         given = [evaluate(arg.value, self) for arg in call.args]
         handles = self.index.registers_hooks and any(hook_registration(arg.value, self.unit) for arg in call.args)
         if handles or any(value.graph or value.closure for value in given):
-            callee = self._callee_unit(call)
+            callee = self._callee_unit(call, across_project=True)
             if callee is not None:
                 self._helper_effects(call, *callee)
         elif any(value.tensor or value.module for value in given) and (
-            known := self._callee_unit(call, read_modules=False)
+            known := self._callee_unit(
+                call, read_modules=(records := self._records(call, given)), across_project=records
+            )
         ):
             # Tensors, or a network to make them with (`keep(outputs, model, batch)`): what the
             # file's own helper makes of them.
@@ -1480,6 +1492,18 @@ class _Walker:
         cuda = self._cuda_work(call, name, recv)
         if cuda is not None:
             self.facts.cuda_work.append(cuda)
+
+    def _records(self, call: cst.Call, given: list[Value]) -> bool:
+        """`self.logger.log_stat("grad_norm", grad_norm, t)` once per step: a call made for its effect
+        alone, handing a device tensor to a method of another object, which may keep it (the
+        object's module is read for it; for every call with a tensor it would cost too much)."""
+        repeats = bool(self.unit.roles) or any(loop.feeds_data for loop in self.loops)
+        return (
+            repeats
+            and call is self.discarded
+            and type(call.func) is cst.Attribute
+            and any(on_the_device(value) for value in given)
+        )
 
     def _on_self(self, recv: cst.BaseExpression | None) -> bool:
         return type(recv) is cst.Name and recv.value == self.unit.self_name and self.unit.self_name is not None
@@ -1560,6 +1584,10 @@ class _Walker:
             value = evaluate(arg, self)
             self._escape(value, f"kept by `{helper}` in `{kept_in}`", target_expr)  # a callback it keeps
             if not (value.graph or value.exception):
+                if position in summary.kept_for_the_run and on_the_device(value) and not target.called_per_batch:
+                    # (a function this file's loop calls per batch: its own store is judged there)
+                    via = f"`{helper}` {how} `{kept_in}`, which nothing empties"
+                    self._store(node, target_expr, value, arg, grows=True, via=via, for_the_run=True)
                 continue
             if not value.graph and position not in summary.kept_as_is:
                 continue  # an exception is kept only as itself, not as a message made from it
@@ -2423,6 +2451,21 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 _MAX_BASE_MODULES = 3  # modules read, base after base, to learn whether a class is a torch module
 
 
+def _one_definer(facts: Facts, method_name: str, of_a_module: bool) -> tuple[Facts, Unit] | None:
+    """The method of the module's one class that defines `method_name`, or of one family: a base
+    whose method is abstract and the subclasses that override it (`for cb in self.callbacks:
+    cb.on_batch_end(...)` runs any of them)."""
+    index = facts.index
+    definers = [cls for cls in index.classes.values() if method_name in cls.methods]
+    roots = [cls for cls in definers if not any(c in definers for c in lineage(index.classes, cls)[1:])]
+    if len(roots) != 1 or (of_a_module and not roots[0].is_module):
+        return None
+    method = index.method_units[id(roots[0].methods[method_name])]
+    if len(definers) > 1 and len(overrides(index, method)) != len(definers) - 1:
+        return None
+    return facts, method
+
+
 def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
     """The analysed module defining an imported name, and the name there: imported by name, or
     from a module the file star-imports (`from jtnn import *`; the first that defines it)."""
@@ -2495,6 +2538,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     appends_into: dict[int, int] = {}
     under_key: dict[int, tuple[int, int]] = {}
     as_is: set[int] = set()
+    for_the_run: set[int] = set()
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
     for event in events:
         if id(event.node) in replayed:
@@ -2514,11 +2558,13 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             for source in sources:
                 appends_into[params.index(source)] = params.index(container)
             continue
-        lifetime, _ = facts.container_kind(unit, target)
+        lifetime, kind = facts.container_kind(unit, target)
         if lifetime in ("attribute", "global"):
             verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
             for source in sources:
                 keeps[params.index(source)] = (root_name(target) or "a container", verb)
+                if isinstance(event, Store) and kind in ("list", "dict"):
+                    for_the_run.add(params.index(source))  # a list or dict that nothing empties
     return Summary(
         keeps,
         appends_into,
@@ -2530,6 +2576,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         frozenset(as_is),
         forwarded,
         tuple(params),
+        frozenset(for_the_run),
     )
 
 

@@ -1304,13 +1304,26 @@ def _passes_messages(index: ModuleIndex, cls: ClassInfo) -> bool:
 
 def steps_once(unit: Unit) -> bool:
     """Whether a function is one training step, whatever its name: it calls `backward()` outside
-    any loop of its own. Nobody builds and backpropagates a graph once per run: the caller loops."""
+    any loop of its own, or only in loops over a fixed count of passes on what it is handed (a
+    PPO update's `for _ in range(self.ppo_epochs)` over its batch). Nobody builds and backpropagates
+    a graph once per run: the caller loops."""
     if not unit.backpropagated or unit.name in ("__init__", "<module>"):
         return False
+    handed = isinstance(unit.node, cst.FunctionDef) and bool(unit.argument_params)
     return any(
-        not place.loops and callee_name(call) in ("backward", "manual_backward")
+        callee_name(call) in ("backward", "manual_backward")
+        and (not place.loops or (handed and all(_passes(loop) for loop in place.loops)))
         for call, place in placed(unit, cst.Call)
     )
+
+
+def _passes(loop: cst.For | cst.While) -> bool:
+    """`for _ in range(self.args.epochs)`: a count of passes, not a loop over data (`range(len(X))`,
+    `range(0, n, batch_size)` index data)."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or callee_name(loop.iter) != "range":
+        return False
+    args = loop.iter.args
+    return len(args) == 1 and isinstance(args[0].value, (cst.Name, cst.Attribute, cst.Integer))
 
 
 def _called_by_its_class(index: ModuleIndex, method: Unit) -> bool:

@@ -8,6 +8,7 @@ per process, and never executed.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +27,11 @@ _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.
 # `__init__`: where a name it does not define comes from.
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.MULTILINE)
 _MAX_RE_EXPORTS = 3  # a package re-exporting a subpackage's re-export; import cycles stop here
+# An indented `def`: a method (or a nested function; a superset is enough to tell one definer).
+_METHOD_DEFINITION = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# A project larger than this is not scanned for a method's definers: the scan reads every module.
+_MAX_SCANNED_MODULES = 2000
+_NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
 
 # How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
 # which it imports, never imports it back.
@@ -60,6 +66,7 @@ class Project:
         self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
         self._probed_files: dict[Path, bool] = {}
         self._probed: dict[Path, bool] = {}
+        self._methods: dict[Path, dict[str, list[Path]]] = {}  # project root -> method name -> files
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -84,6 +91,40 @@ class Project:
                     if found is not None:
                         return found
         return None
+
+    def method_definer(self, importer: Path, method: str, analyze: Analyzer) -> Facts | None:
+        """The analysed module of the importer's project that alone defines a method named `method`
+        (`self.logger.log_stat(...)` on a logger handed in, of a class no import names), if one does."""
+        paths = self._method_definers(importer, method)
+        if len(paths) != 1 or paths[0] == importer.resolve():
+            return None
+        self.loaded.add(paths[0])
+        return self._analyzed(paths[0], analyze)
+
+    def _method_definers(self, importer: Path, method: str) -> list[Path]:
+        """The files below the project's root that may define `method`, by a text scan of every
+        module of the project made once per project. None for a tree without a root marker (the
+        scan would have no end) or with more than `_MAX_SCANNED_MODULES` modules."""
+        root = self._search_bases(self._folder(importer))[-1]
+        if not self._is_root(root):
+            return []
+        methods = self._methods.get(root)
+        if methods is None:
+            methods = self._methods[root] = self._scan_methods(root)
+        return methods.get(method, [])
+
+    def _scan_methods(self, root: Path) -> dict[str, list[Path]]:
+        modules: list[Path] = []
+        for folder, subfolders, files in os.walk(root):
+            subfolders[:] = [f for f in subfolders if not f.startswith(".") and f not in _NOT_THE_PROJECTS]
+            modules += [Path(folder, name) for name in files if name.endswith(".py")]
+            if len(modules) > _MAX_SCANNED_MODULES:
+                return {}
+        methods: dict[str, list[Path]] = {}
+        for path in modules:
+            for name in set(_METHOD_DEFINITION.findall(self._text(path))):
+                methods.setdefault(name, []).append(path)
+        return methods
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
         """The files `module_name` may mean for `importer`, resolved once per folder: resolving

@@ -343,6 +343,12 @@ def is_input_name(name: str) -> bool:
 _INPUT_NAMES = frozenset(["input", "inputs", "batch", "batches", "data", "sample", "samples", "images"])
 
 
+def on_the_device(value: Value) -> bool:
+    """A tensor without autograd history that is not known to be in host memory: kept, it holds
+    device memory (a record of the project, `SubgraphInfo(...)`, may hold anything)."""
+    return value.tensor and not (value.graph or value.host or value.scalar or value.module) and value.instance is None
+
+
 def is_criterion_name(name: str) -> bool:
     """A name for a loss to call, not a loss value: `criterion`, `loss_fn`, `contrastive_loss_func`,
     `crit`, `l1_crit`."""

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tensorlint.analysis import (
+    ClassInfo,
     Facts,
     Loop,
     Role,
@@ -70,7 +71,11 @@ class TensorKeptInForward(Rule):
     container its caller made once before all its loops, or an attribute of a meter, callback or
     logger (unless this module makes the object and calls that method on it in a loop: TL014
     judges that loop, and the reset it lacks; a recorder handed to each epoch's function is
-    judged here). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
+    judged here). So is a device tensor that a per-step method or a loop over batches hands to a
+    method of another object that appends it to such a list or dict: reported at the call
+    (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value),
+    also when the logger is handed in and its class is in another module of the project, the one
+    module that defines a method of that name. A list emptied only when the run starts (fastai's `before_fit`, Lightning's
     `on_train_start`) is never emptied while it grows; one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported. A method of any name that appends a value
@@ -231,6 +236,8 @@ class TensorKeptInForward(Rule):
                     yield Report(store.node, _graph_kept_message(store))
                 elif (loop := _outputs_kept_on_device(facts, store)) is not None:
                     yield Report(store.node, _outputs_kept_message(store, loop))
+                elif _kept_by_a_helper_across_a_loop(facts, store):
+                    yield Report(store.node, _kept_for_the_run_message(store, "iteration of its loop", None))
                 continue
             if not store.value.tensor or not store.grows or bounded_per_call(facts, store):
                 continue
@@ -252,7 +259,7 @@ class TensorKeptInForward(Rule):
                 continue
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
             graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
-            grows = kind in ("list", "dict") or (store.concatenates and kind in (None, "tensor"))
+            grows = kind in ("list", "dict") or (store.concatenates and kind in (None, "tensor")) or store.for_the_run
             if not (grows or graphs_until_cleared):
                 continue
             why = store.unit.roles[role]
@@ -260,13 +267,8 @@ class TensorKeptInForward(Rule):
             name = root_name(store.container)  # `self.stats` for self.stats["float"].append(y)
             container = f"`{name}`" if name else "a container"
             if kept_for_the_run:
-                cls = store.unit.cls
-                until = f"as long as its `{cls.name}` lives" if lifetime == "attribute" and cls else "the whole run"
-                message = (
-                    f"{container} keeps a device tensor from every call {where} and nothing empties it: "
-                    f"device memory grows by the tensor's size every step, for {until}; "
-                    "store `.item()` or `.cpu()`, or empty it once per epoch"
-                )
+                owner = store.unit.cls if lifetime == "attribute" and not store.for_the_run else None
+                message = _kept_for_the_run_message(store, f"call {where}", owner)
             elif graphs_until_cleared:
                 message = (
                     f"{container} keeps the autograd graph of every call {where} until it is cleared: "
@@ -463,6 +465,8 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
     value = store.value
     if not value.tensor or value.host or value.scalar or value.instance is not None:
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
+    if store.for_the_run:
+        return True  # a helper keeps it, in a list or dict that nothing empties
     if kind not in ("list", "dict"):
         return False
     if lifetime == "attribute":
@@ -479,6 +483,28 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _kept_by_a_helper_across_a_loop(facts: Facts, store: Store) -> bool:
+    """`logger.log_stat(k, score, step)` in a loop over batches, on a logger that outlives the
+    function, whose method appends it to a list nothing empties."""
+    loops_over_data = any(loop.feeds_data for loop in store.loops)
+    return store.for_the_run and loops_over_data and facts.container_kind(store.unit, store.container)[0] != "local"
+
+
+def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None) -> str:
+    """`every`: "call of `Learner.train` (...)"; `owner`: the class whose attribute keeps it."""
+    until = f"as long as its `{owner.name}` lives" if owner is not None else "the whole run"
+    grows = f"device memory grows by the tensor's size every step, for {until}"
+    if store.via:  # a helper keeps it: reported at the call that hands it over
+        call = cst.Module([]).code_for_node(store.node)
+        return f"`{call}` keeps a device tensor from every {every}: {store.via}; {grows}; pass `.item()` or `.cpu()`"
+    name = root_name(store.container)
+    container = f"`{name}`" if name else "a container"
+    return (
+        f"{container} keeps a device tensor from every {every} and nothing empties it: {grows}; "
+        "store `.item()` or `.cpu()`, or empty it once per epoch"
+    )
 
 
 def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) -> bool:
