@@ -73,24 +73,30 @@ from tensorlint.analysis.recurrent import (
     retain_graph_flag,
 )
 from tensorlint.analysis.syntax import (
+    METRIC_LIBRARIES,
+    OLD_LIGHTNING_METRICS,
     batch_starts,
     calls_in,
     carried_names,
     declared_container,
     hook_registration,
+    is_metric_class,
     is_training_iteration,
     mentions,
+    metric_list_states,
     own_nodes,
     removes_handles,
     repeats_per_step,
     target_names,
 )
-from tensorlint.analysis.values import Value, is_loss_name, is_model_name
+from tensorlint.analysis.values import Value, is_loss_name, is_model_name, on_the_device
 from tensorlint.analysis.walk import contains, walk
 
 __all__ = [
     "BACKWARD_CALLS",
+    "METRIC_LIBRARIES",
     "MODULE_HOOK_REGISTRATIONS",
+    "OLD_LIGHTNING_METRICS",
     "STORE_METHODS",
     "TENSOR_HOOK_REGISTRATIONS",
     "TRAINING_STEPS",
@@ -131,13 +137,16 @@ __all__ = [
     "gc_paused",
     "hook_registration",
     "is_loss_name",
+    "is_metric_class",
     "is_model_name",
     "is_training_iteration",
     "lineage",
     "mentions",
     "method_call",
+    "metric_list_states",
     "names_in",
     "names_reaching",
+    "on_the_device",
     "own_nodes",
     "parse_module",
     "placed",

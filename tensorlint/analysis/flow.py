@@ -1469,7 +1469,7 @@ class _Walker:
             callee = self._callee_unit(call, across_project=True)
             if callee is not None:
                 self._helper_effects(call, *callee)
-        elif any(value.tensor or value.module for value in given) and (
+        elif (any(value.tensor or value.module for value in given) or self._hands_concatenated(call)) and (
             known := self._callee_unit(
                 call, read_modules=(records := self._records(call, given)), across_project=records
             )
@@ -1492,6 +1492,11 @@ class _Walker:
         cuda = self._cuda_work(call, name, recv)
         if cuda is not None:
             self.facts.cuda_work.append(cuda)
+
+    def _hands_concatenated(self, call: cst.Call) -> bool:
+        """`_keep(self.maps, error)`: a container whose items the code joins with torch holds
+        tensors, whatever the value handed with it is known to be."""
+        return any(root_name(arg.value) in self.index.concatenated for arg in call.args)
 
     def _records(self, call: cst.Call, given: list[Value]) -> bool:
         """`self.logger.log_stat("grad_norm", grad_norm, t)` once per step: a call made for its effect

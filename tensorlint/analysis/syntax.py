@@ -20,12 +20,14 @@ from tensorlint.analysis.index import (
     STEP_METHODS,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
+    ClassInfo,
     ModuleIndex,
     Role,
     Unit,
     all_params,
     arguments_by_position,
     is_step_method,
+    lineage,
     method_of,
     placed,
     qualified_name,
@@ -33,7 +35,7 @@ from tensorlint.analysis.index import (
     spread_repeating_roles,
     steps_once,
 )
-from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references
+from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references, string_value
 from tensorlint.analysis.values import is_model_name
 from tensorlint.analysis.walk import children, walk
 
@@ -841,3 +843,30 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
                 if called is not None:
                     index.calls_under_no_grad.setdefault(called, []).append(decorated or id(call) in inside.nodes)
     return index.calls_under_no_grad.get(name, [])
+
+
+# Where a stateful metric's base class comes from: torchmetrics, torcheval, and Lightning's
+# metrics before torchmetrics (1.0-1.2).
+OLD_LIGHTNING_METRICS = "pytorch_lightning.metrics."
+METRIC_LIBRARIES = ("torchmetrics.", "torcheval.metrics.", OLD_LIGHTNING_METRICS)
+
+
+def is_metric_class(classes: dict[str, ClassInfo], cls: ClassInfo) -> bool:
+    """A class of the module whose bases reach `torchmetrics.Metric` (or a torcheval metric)."""
+    return any((base or "").startswith(METRIC_LIBRARIES) for info in lineage(classes, cls) for base in info.base_names)
+
+
+def metric_list_states(classes: dict[str, ClassInfo], cls: ClassInfo) -> frozenset[str]:
+    """The states that `self.add_state("preds", default=[], dist_reduce_fx="cat")` makes lists."""
+    found = set()
+    for info in lineage(classes, cls):
+        for node in (node for method in info.methods.values() for node in own_nodes(method)):
+            if not (isinstance(node, cst.Call) and callee_name(node) == "add_state" and node.args):
+                continue
+            default = next((a.value for a in node.args if a.keyword and a.keyword.value == "default"), None)
+            if default is None and len(node.args) > 1 and node.args[1].keyword is None:
+                default = node.args[1].value
+            name = string_value(node.args[0].value)
+            if isinstance(default, cst.List) and name is not None:
+                found.add(name)
+    return frozenset(found)

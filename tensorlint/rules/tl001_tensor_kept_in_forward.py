@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import libcst as cst
 
@@ -12,12 +13,16 @@ from tensorlint.analysis import (
     Loop,
     Role,
     Store,
+    Unit,
     batch_starts,
     bounded_per_call,
     callee_name,
     dotted_name,
     is_loss_name,
+    is_metric_class,
     lineage,
+    metric_list_states,
+    on_the_device,
     placed,
     receiver,
     references,
@@ -75,7 +80,10 @@ class TensorKeptInForward(Rule):
     method of another object that appends it to such a list or dict: reported at the call
     (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value),
     also when the logger is handed in and its class is in another module of the project, the one
-    module that defines a method of that name. A list emptied only when the run starts (fastai's `before_fit`, Lightning's
+    module that defines a method of that name. A torchmetrics `Metric` whose `update` appends a
+    device tensor to a list state (`self.add_state("maps", default=[])`) is reported too: the list
+    keeps every batch's tensor until `reset()`, unless the metric moves list states to the host
+    after each update (`compute_on_cpu=True`). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
     `on_train_start`) is never emptied while it grows; one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported. A method of any name that appends a value
@@ -116,9 +124,9 @@ class TensorKeptInForward(Rule):
     loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument, `activation[name] = output` in a hook factory), detached values that a meter,
-    metric or step collects until it is emptied (Lightning's `validation_step_outputs` cleared
-    in `on_validation_epoch_end`, a meter made afresh each epoch, a dict the loop makes at the
-    top of each epoch) or keeps in host memory (`.cpu()`, `torch.zeros(n)` made without a
+    metric (other than a torchmetrics list state) or step collects until it is emptied
+    (Lightning's `validation_step_outputs` cleared in `on_validation_epoch_end`, a meter made
+    afresh each epoch, a dict the loop makes at the top of each epoch) or keeps in host memory (`.cpu()`, `torch.zeros(n)` made without a
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
     (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
@@ -243,6 +251,9 @@ class TensorKeptInForward(Rule):
                 continue
             if runs_per_batch(store.unit) and store.value.graph:
                 continue  # a function a loop over batches calls: the loop's history, TL004's
+            if role is Role.STEP and (state := _metric_list_state(facts, store)) is not None:
+                yield Report(store.node, _list_state_message(store, state))
+                continue
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             lifetime, kind = facts.container_kind(store.unit, store.container)
@@ -483,6 +494,71 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _metric_list_state(facts: Facts, store: Store) -> str | None:
+    """`self.matrices.append(counts)` in a torchmetrics `Metric`'s `update`, onto a list state
+    (`add_state("matrices", default=[])`), of a device tensor without its graph (one with it is
+    kept the same way, and reported as such below) that `update` computes: a per-batch count or
+    error a sum state could hold. Not the inputs kept as they are handed in (`preds`, `target`,
+    `item["boxes"]` of each): a ranking metric (AUROC, mAP) needs every one; nor when the metric
+    moves its list states to the host after each update (`compute_on_cpu=True`)."""
+    cls = store.unit.cls
+    if cls is None or store.value.graph or not on_the_device(store.value):
+        return None
+    if store.unit.name == "update" and _as_handed(store.unit, store.value_expr):
+        return None  # (in a helper `update` calls, its parameters may hold what `update` computed)
+    classes = facts.index.classes
+    attribute = self_attribute(store.unit, store.container)
+    if attribute is None or not is_metric_class(classes, cls) or attribute not in metric_list_states(classes, cls):
+        return None
+    on_cpu = (
+        isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "compute_on_cpu"
+        for info in lineage(classes, cls)
+        for method in info.methods.values()
+        for node in walk(method)
+    )
+    return None if any(on_cpu) else attribute
+
+
+# Methods that give the tensor they are called on, or a view or copy of it.
+_SAME_DATA = frozenset(["detach", "float", "long", "int", "flatten", "view", "reshape", "squeeze", "unsqueeze", "to"])
+
+
+def _as_handed(unit: Unit, expr: cst.BaseExpression) -> bool:
+    """A parameter of the method, an item or field of one, a loop variable over one, or such a
+    value converted or reshaped (`preds.detach().flatten()`); a display holds only such values."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+        return all(_as_handed(unit, element.value) for element in expr.elements)
+    if isinstance(expr, cst.Dict) and expr.elements:
+        return all(isinstance(e, cst.DictElement) and _as_handed(unit, e.value) for e in expr.elements)
+    while True:
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and callee_name(expr) in _SAME_DATA and receiver(expr) is not None:
+            expr = cast(cst.BaseExpression, receiver(expr))
+        else:
+            break
+    if not isinstance(expr, cst.Name):
+        return False
+    if expr.value in {p.name.value for p in unit.argument_params}:
+        return True
+    return any(
+        isinstance(loop, cst.For) and expr.value in target_names(loop.target) and _as_handed(unit, loop.iter)
+        for _, place in placed(unit, cst.SimpleStatementLine)
+        for loop in place.loops
+    )
+
+
+def _list_state_message(store: Store, state: str) -> str:
+    method = f"{store.unit.cls.name}.{store.unit.name}" if store.unit.cls else store.unit.name
+    return (
+        f"`self.{state}` is a list state of a torchmetrics `Metric`: every call of `{method}` "
+        "appends a device tensor that stays until "
+        "`reset()`, so device memory grows with every batch of the epoch (of the run, if nothing resets it); "
+        'keep a sum state (`default=torch.zeros(...)`, `dist_reduce_fx="sum"`) where the metric allows it, '
+        "or pass `compute_on_cpu=True`"
+    )
 
 
 def _kept_by_a_helper_across_a_loop(facts: Facts, store: Store) -> bool:

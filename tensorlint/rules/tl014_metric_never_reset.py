@@ -8,14 +8,18 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tensorlint.analysis import (
+    METRIC_LIBRARIES,
+    OLD_LIGHTNING_METRICS,
     ClassInfo,
     Facts,
     Role,
     Unit,
     callee_name,
     dotted_name,
+    is_metric_class,
     is_training_iteration,
     lineage,
+    metric_list_states,
     own_nodes,
     placed,
     receiver,
@@ -23,8 +27,6 @@ from tensorlint.analysis import (
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
-_OLD_LIGHTNING = "pytorch_lightning.metrics."  # before torchmetrics
-_LIBRARIES = ("torchmetrics.", "torcheval.metrics.", _OLD_LIGHTNING)
 # Metrics whose state is a list that every update extends with the batch's tensors (`cat` states),
 # by class name without the `Binary`/`Multiclass`/`Multilabel` task prefix.
 _LIST_STATES = frozenset(
@@ -315,16 +317,18 @@ def _built_metric(facts: Facts, value: cst.BaseExpression, unit: Unit, depth: in
     name = qualified.rsplit(".", 1)[-1]
     if name.startswith("Running"):
         return None  # `Running(MeanMetric(), window=n)`, `RunningMean`: a window, bounded by design
-    if qualified.startswith(_LIBRARIES) and ".functional" not in qualified and name[:1].isupper():
+    if qualified.startswith(METRIC_LIBRARIES) and ".functional" not in qualified and name[:1].isupper():
         inner = [_built_metric(facts, arg, unit, depth + 1) for arg in _arguments(value)]
         keeps = _keeps_lists(name) or any(m is not None and m.keeps_lists for m in inner)
-        return _Metric(name, keeps, qualified.startswith(_OLD_LIGHTNING))
+        return _Metric(name, keeps, qualified.startswith(OLD_LIGHTNING_METRICS))
     local = facts.index.classes.get(name)
-    if local is not None and _is_metric_class(facts, local):
+    if local is not None and is_metric_class(facts.index.classes, local):
         old = any(
-            (b or "").startswith(_OLD_LIGHTNING) for c in lineage(facts.index.classes, local) for b in c.base_names
+            (b or "").startswith(OLD_LIGHTNING_METRICS)
+            for c in lineage(facts.index.classes, local)
+            for b in c.base_names
         )
-        return _Metric(name, _adds_list_state(facts, local), old)
+        return _Metric(name, bool(metric_list_states(facts.index.classes, local)), old)
     grown = _grown_for_good(facts, local) if local is not None else None
     return _Metric(name, True, grown=grown) if grown is not None else None
 
@@ -371,26 +375,6 @@ def _keeps_lists(name: str) -> bool:
     for task in _TASKS:
         name = name.removeprefix(task)
     return name in _LIST_STATES or name.startswith("Retrieval")
-
-
-def _is_metric_class(facts: Facts, cls: ClassInfo) -> bool:
-    """A class of the module whose bases reach `torchmetrics.Metric` (or a torcheval metric)."""
-    return any(
-        (base or "").startswith(_LIBRARIES) for info in lineage(facts.index.classes, cls) for base in info.base_names
-    )
-
-
-def _adds_list_state(facts: Facts, cls: ClassInfo) -> bool:
-    """`self.add_state("preds", default=[], dist_reduce_fx="cat")` in the class: a list state."""
-    for info in lineage(facts.index.classes, cls):
-        for node in (node for method in info.methods.values() for node in own_nodes(method)):
-            if isinstance(node, cst.Call) and callee_name(node) == "add_state":
-                default = next((a.value for a in node.args if a.keyword and a.keyword.value == "default"), None)
-                if default is None and len(node.args) > 1 and node.args[1].keyword is None:
-                    default = node.args[1].value
-                if isinstance(default, cst.List):
-                    return True
-    return False
 
 
 def _never_reset(
