@@ -94,7 +94,9 @@ class Project:
 
     def method_definer(self, importer: Path, method: str, analyze: Analyzer) -> Facts | None:
         """The analysed module of the importer's project that alone defines a method named `method`
-        (`self.logger.log_stat(...)` on a logger handed in, of a class no import names), if one does."""
+        (`self.logger.log_stat(...)` on a logger handed in, of a class no import names), if one does.
+        The result cache records the module found: a second definer added elsewhere later is seen
+        when that module or the importer changes, or without the cache."""
         paths = self._method_definers(importer, method)
         if len(paths) != 1 or paths[0] == importer.resolve():
             return None

@@ -81,9 +81,11 @@ class TensorKeptInForward(Rule):
     (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value),
     also when the logger is handed in and its class is in another module of the project, the one
     module that defines a method of that name. A torchmetrics `Metric` whose `update` appends a
-    device tensor to a list state (`self.add_state("maps", default=[])`) is reported too: the list
-    keeps every batch's tensor until `reset()`, unless the metric moves list states to the host
-    after each update (`compute_on_cpu=True`). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
+    device tensor it computes (a confusion matrix, an error map) to a list state
+    (`self.add_state("maps", default=[])`) is reported too: the list keeps every batch's tensor
+    until `reset()`. Not its inputs kept as handed (`self.preds.append(preds)`: a ranking metric
+    needs them all), nor a metric that moves list states to the host after each update
+    (`compute_on_cpu=True`). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
     `on_train_start`) is never emptied while it grows; one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported. A method of any name that appends a value
@@ -126,7 +128,8 @@ class TensorKeptInForward(Rule):
     argument, `activation[name] = output` in a hook factory), detached values that a meter,
     metric (other than a torchmetrics list state) or step collects until it is emptied
     (Lightning's `validation_step_outputs` cleared in `on_validation_epoch_end`, a meter made
-    afresh each epoch, a dict the loop makes at the top of each epoch) or keeps in host memory (`.cpu()`, `torch.zeros(n)` made without a
+    afresh each epoch, a dict the loop makes at the top of each epoch) or keeps in host memory
+    (`.cpu()`, `torch.zeros(n)` made without a
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
     (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
@@ -513,7 +516,10 @@ def _metric_list_state(facts: Facts, store: Store) -> str | None:
     if attribute is None or not is_metric_class(classes, cls) or attribute not in metric_list_states(classes, cls):
         return None
     on_cpu = (
-        isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "compute_on_cpu"
+        isinstance(node, cst.Arg)
+        and node.keyword is not None
+        and node.keyword.value == "compute_on_cpu"
+        and not (isinstance(node.value, cst.Name) and node.value.value == "False")
         for info in lineage(classes, cls)
         for method in info.methods.values()
         for node in walk(method)
