@@ -395,3 +395,12 @@ def test_without_a_project_root_no_module_is_scanned_for_a_method(tmp_path: Path
     learner = _learner(tmp_path, "grad_norm")
     (tmp_path / "pyproject.toml").unlink()  # the scan would have no end: silence
     assert _found(learner) == []
+
+
+def test_a_project_too_large_to_scan_is_not_guessed_in(tmp_path: Path) -> None:
+    learner = _learner(tmp_path, "grad_norm")
+    many = tmp_path / "generated"
+    many.mkdir()
+    for index in range(2001):  # above the scan's limit of 2,000 modules: no method is guessed
+        (many / f"m{index}.py").write_text("", encoding="utf-8")
+    assert _found(learner) == []

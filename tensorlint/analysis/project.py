@@ -29,8 +29,10 @@ _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)
 _MAX_RE_EXPORTS = 3  # a package re-exporting a subpackage's re-export; import cycles stop here
 # An indented `def`: a method (or a nested function; a superset is enough to tell one definer).
 _METHOD_DEFINITION = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-# A project larger than this is not scanned for a method's definers: the scan reads every module.
+# A project larger than this is not scanned for a method's definers: the scan reads every module,
+# and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
+_MAX_SCANNED_ENTRIES = 50_000
 _NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
 
 # How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
@@ -106,7 +108,8 @@ class Project:
     def _method_definers(self, importer: Path, method: str) -> list[Path]:
         """The files below the project's root that may define `method`, by a text scan of every
         module of the project made once per project. None for a tree without a root marker (the
-        scan would have no end) or with more than `_MAX_SCANNED_MODULES` modules."""
+        scan would have no end) or larger than `_MAX_SCANNED_MODULES` modules or
+        `_MAX_SCANNED_ENTRIES` files and folders."""
         root = self._search_bases(self._folder(importer))[-1]
         if not self._is_root(root):
             return []
@@ -117,10 +120,12 @@ class Project:
 
     def _scan_methods(self, root: Path) -> dict[str, list[Path]]:
         modules: list[Path] = []
+        entries = 0
         for folder, subfolders, files in os.walk(root):
             subfolders[:] = [f for f in subfolders if not f.startswith(".") and f not in _NOT_THE_PROJECTS]
             modules += [Path(folder, name) for name in files if name.endswith(".py")]
-            if len(modules) > _MAX_SCANNED_MODULES:
+            entries += len(subfolders) + len(files)
+            if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
                 return {}
         methods: dict[str, list[Path]] = {}
         for path in modules:
