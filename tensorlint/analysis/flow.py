@@ -450,12 +450,13 @@ class _Walker:
         if known != UNKNOWN and not some_module:
             return None  # a tensor, a number or an instance the code shows: not guessed
         found = _one_definer(self.facts, method_name, some_module)
+        if found is not None or not across_project or known != UNKNOWN:
+            return found
         project, path = self.facts.project, self.facts.path
-        defined_here = any(method_name in cls.methods for cls in self.index.classes.values())
-        if found is None and across_project and known == UNKNOWN and project and path and not defined_here:
-            other = project.method_definer(path, method_name, _analyze_imported)
-            found = _one_definer(other, method_name, some_module) if other is not None else None
-        return found
+        if project is None or path is None or any(method_name in cls.methods for cls in self.index.classes.values()):
+            return None  # nothing to read, or the file's own classes define it: not guessed elsewhere
+        other = project.method_definer(path, method_name, _analyze_imported)
+        return _one_definer(other, method_name, some_module) if other is not None else None
 
     def closure_value(self, node: cst.Lambda) -> Value:
         return self._closure(node, free_names(node), node.params)

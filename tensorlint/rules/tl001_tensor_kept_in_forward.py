@@ -550,9 +550,7 @@ def _as_handed(unit: Unit, expr: cst.BaseExpression) -> bool:
     if expr.value in {p.name.value for p in unit.argument_params}:
         return True
     return any(
-        isinstance(loop, cst.For) and expr.value in target_names(loop.target) and _as_handed(unit, loop.iter)
-        for _, place in placed(unit, cst.SimpleStatementLine)
-        for loop in place.loops
+        expr.value in target_names(loop.target) and _as_handed(unit, loop.iter) for loop, _ in placed(unit, cst.For)
     )
 
 
