@@ -297,6 +297,9 @@ _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
 )  # fmt: skip
 
 
+_HOOKED_MODULE_NAMES = frozenset(["", "module", "mod", "m", "layer", "model", "net", "submodule", "self_module"])
+
+
 def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
@@ -390,10 +393,14 @@ class _RenamePlan:
             return False  # HF calls `forward(input_ids=...)`; pytest injects fixtures by name
         if any("fixture" in _code(d) for d in function.decorators):
             return False
+        positional = [*function.params.posonly_params, *function.params.params]
         if isinstance(self.fixture.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
-            positional = [*function.params.posonly_params, *function.params.params]
-            return positional[:1] != [param]  # self, cls
-        return True
+            if positional[:1] == [param]:
+                return False  # self, cls
+            positional = positional[1:]
+        # `(module, inp, out)`: a module hook registered in another module is known by its
+        # parameters' names (`_assign_unseen_hook_roles`), evidence by design
+        return not (len(positional) in (3, 4) and positional[0].name.value.lstrip("_") in _HOOKED_MODULE_NAMES)
 
     def _method_renamable(self, scope: ClassScope, name: str) -> bool:
         """A method keeps its name unless the file reads `.name` only on instances of its class.

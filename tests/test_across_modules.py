@@ -98,6 +98,133 @@ def test_names_a_star_import_binds_resolve_in_that_module(tmp_path: Path) -> Non
     assert [(row, code) for row, code, _ in _found(train)] == [(14, "TL004"), (16, "TL004")]
 
 
+MODULE_QUALIFIED = """\
+import torch
+{imports}
+
+
+def train(model, loader, optimizer, criterion):
+    meter, floats, history = {prefix}AverageMeter(), {prefix}FloatMeter(), []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update(loss, x.size(0))
+        floats.update(loss)
+        {prefix}record(history, loss)
+        meter.update(loss.item())
+    return meter.sum
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "prefix"),
+    [
+        ("from pkg import utils", "utils."),
+        ("from . import utils as helpers", "helpers."),
+        ("import pkg.utils", "pkg.utils."),
+        ("import pkg.utils as U", "U."),
+    ],
+)
+def test_names_reached_through_an_imported_module(tmp_path: Path, imports: str, prefix: str) -> None:
+    """`utils.AverageMeter()` and `utils.record(...)`: the class and the function of the module
+    that an import binds, as if imported by name."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    train.write_text(MODULE_QUALIFIED.format(imports=imports, prefix=prefix), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == [(12, "TL004"), (14, "TL004")]
+
+
+def test_a_module_of_the_standard_library_or_torch_is_not_looked_for_in_the_project(tmp_path: Path) -> None:
+    # A project file named like a module of the standard library is not what `import json` means.
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "json.py").write_text(HELPERS, encoding="utf-8")
+    train.write_text(MODULE_QUALIFIED.format(imports="import json", prefix="json."), encoding="utf-8")
+    assert _found(train) == []
+
+
+STEPS = """\
+def train_step(model, batch, criterion, optimizer):
+    x, y = batch
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return {"loss": loss, "n": x.size(0)}
+"""
+
+STEPPING_LOOP = """\
+from pkg import steps
+
+
+def fit(model, loader, criterion, optimizer):
+    history = []
+    for batch in loader:
+        metrics = steps.train_step(model, batch, criterion, optimizer)
+        history.append(metrics["loss"])
+        history.append(metrics["loss"].item())
+    return history
+"""
+
+
+def test_a_training_step_of_another_module_makes_the_loop_a_training_loop(tmp_path: Path) -> None:
+    """The step backpropagates in `steps.py`: the message says so, not that nothing frees the
+    activations."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "steps.py").write_text(STEPS, encoding="utf-8")
+    train.write_text(STEPPING_LOOP, encoding="utf-8")
+    [(row, code, message)] = _found(train)
+    assert (row, code) == (8, "TL004")
+    assert "after `backward()` the activations are freed" in message
+
+
+BASE_TRAINER = """\
+class BaseTrainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.history = []
+        self.losses = []
+
+    def record(self, loss):
+        self.history.append(loss)
+
+    def record_value(self, loss):
+        self.losses.append(loss.item())
+
+    def step(self, loss):
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+"""
+
+SUBCLASS = """\
+{imports}
+
+
+class Trainer({base}):
+    def fit(self, loader, criterion):
+        for x, y in loader:
+            loss = criterion(self.model(x), y)
+            self.step(loss)
+            self.record(loss)
+            self.record_value(loss)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "base"),
+    [("from pkg.base import BaseTrainer", "BaseTrainer"), ("from pkg import base", "base.BaseTrainer")],
+)
+def test_methods_inherited_from_a_base_class_of_another_module(tmp_path: Path, imports: str, base: str) -> None:
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "base.py").write_text(BASE_TRAINER, encoding="utf-8")
+    train.write_text(SUBCLASS.format(imports=imports, base=base), encoding="utf-8")
+    found = _found(train)
+    assert [(row, code) for row, code, _ in found] == [(9, "TL004")]
+    assert "`BaseTrainer.record` appends it to `self.history`" in found[0][2]
+
+
 STAR_MODEL = """\
 import torch.nn as nn
 from torch.autograd import Variable

@@ -407,6 +407,11 @@ class _Walker:
             return self._method_of(func, "__call__")
         if not isinstance(func, cst.Attribute):
             return None
+        through = self.imports.through_module(func) if read_modules else None
+        if through is not None and (imported := resolve_import(self.facts, through)) is not None:
+            facts, name = imported  # `utils.train_step(model, batch)`
+            unit = facts.index.module_unit.defs.get(name)
+            return (facts, unit) if unit is not None and isinstance(unit.node, cst.FunctionDef) else None
         method = func.attr.value
         return self._method_of(func.value, method) or self._method_named_for(func.value, method, across_project)
 
@@ -416,12 +421,7 @@ class _Walker:
         known = self.facts.class_of(instance) if instance else None
         if known is None:
             return None
-        facts, cls = known
-        for ancestor in lineage(facts.index.classes, cls):
-            method = ancestor.methods.get(method_name)
-            if method is not None:
-                return facts, facts.index.method_units[id(method)]
-        return None
+        return _inherited_method(*known, method_name)
 
     def _method_named_for(
         self, owner: cst.BaseExpression, method_name: str, across_project: bool = False
@@ -1912,15 +1912,10 @@ class _Walker:
 
     def _steps(self, call: cst.Call) -> bool:
         """`stats = update(net, opt, batch)`, `trainer.train_step(sample)`: a function or method of
-        the file that is one training step (it calls `backward()` outside its own loops), so the
+        the project that is one training step (it calls `backward()` outside its own loops), so the
         loop calling it trains."""
-        if type(call.func) is cst.Name:
-            callee = self.unit.lookup_def(call.func.value)
-        elif type(call.func) is cst.Attribute and (known := self._callee_unit(call, read_modules=False)):
-            callee = known[1] if known[0] is self.facts else None
-        else:
-            return False
-        return callee is not None and callee is not self.unit and steps_once(callee)
+        known = self._callee_unit(call)
+        return known is not None and known[1] is not self.unit and steps_once(known[1])
 
     def _computes(self, loop: cst.For | cst.While) -> bool:
         """Whether a loop's iterable is computation, not data: layers, `range`, tensors, dict items."""
@@ -2454,7 +2449,7 @@ class _Substitution(cst.CSTTransformer):
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-_MAX_BASE_MODULES = 3  # modules read, base after base, to learn whether a class is a torch module
+_MAX_BASE_MODULES = 3  # modules read, base after base: whether a class is a torch module, what it inherits
 
 
 def _one_definer(facts: Facts, method_name: str, of_a_module: bool) -> tuple[Facts, Unit] | None:
@@ -2483,6 +2478,22 @@ def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
         resolved = facts.project.resolve(facts.path, candidate, _analyze_imported)
         if resolved is not None:
             return resolved.facts, resolved.name
+    return None
+
+
+def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str, depth: int = 0) -> tuple[Facts, Unit] | None:
+    """The method a class defines or inherits, from bases of this module or of other modules of
+    the project (`class Trainer(BaseTrainer)`, `BaseTrainer.record` in `base.py`)."""
+    for ancestor in lineage(facts.index.classes, cls):
+        method = ancestor.methods.get(method_name)
+        if method is not None:
+            return facts, facts.index.method_units[id(method)]
+    if depth >= _MAX_BASE_MODULES:
+        return None
+    for base in _imported_bases(facts, cls):
+        found = _inherited_method(*base, method_name, depth + 1)
+        if found is not None:
+            return found
     return None
 
 

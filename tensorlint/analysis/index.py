@@ -800,6 +800,7 @@ def build_index(
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
+    _assign_unseen_hook_roles(index)
     in_main_process: set[int] = set()  # units that only loaders without workers run
     for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
         _assign_worker_roles(index, call, unit, in_main_process)
@@ -1348,6 +1349,47 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
             target.roles[role] = f"registered with `{registration}`"
             target.skip_params, target.skip_keywords = skip, skip_keywords
         _bind_registered_arguments(index, call.args[0].value, unit)
+
+
+def _assign_unseen_hook_roles(index: ModuleIndex) -> None:
+    """A function shaped like a module hook (`def save(module, inp, out)`, a `__call__` or a method
+    taking them) in a module that registers no hook and never calls it: another module of the
+    project registers it (`layer.register_forward_hook(hooks.save)`), so it runs on every call
+    of a network's forward (or backward, given gradients)."""
+    if index.registers_hooks:
+        return  # the module's own registrations say which of its functions are hooks
+    for unit in index.units:
+        # (`__call__` is a per-step method by its name alone: a hook's parameters say more)
+        if set(unit.roles) - ({Role.STEP} if unit.name == "__call__" else set()):
+            continue
+        if not isinstance(unit.node, cst.FunctionDef) or unit.name in index.named_calls:
+            continue
+        names = [p.name.value for p in unit.argument_params]
+        if len(names) == 4 and names[2] in ("kwargs", "_kwargs"):
+            names = [names[0], names[1], names[3]]  # `with_kwargs=True`: (module, args, kwargs, output)
+        if len(names) != 3 or isinstance(unit.node.params.star_arg, cst.Param):
+            continue
+        module, given, made = (name.lower() for name in names)
+        if (
+            module.lstrip("_") in _HOOKED_MODULE_NAMES
+            and given.lstrip("_") in _HOOK_INPUT_NAMES
+            and made.lstrip("_") in _HOOK_OUTPUT_NAMES
+        ):
+            unit.given_gradients = made.startswith("grad")
+            unit.roles.pop(Role.STEP, None)
+            unit.roles[Role.MODULE_HOOK] = f"taking `({', '.join(names)})`, registered elsewhere"
+
+
+# The parameters of a module hook `(module, input, output)` as code names them (forward and
+# backward hooks); names may start with `_` (`_module`, `_`, `__`). Not `(model, x, y)`: that is
+# how an evaluation helper is written.
+_HOOKED_MODULE_NAMES = frozenset(["", "module", "mod", "m", "layer", "model", "net", "submodule", "self_module"])
+_HOOK_INPUT_NAMES = frozenset(
+    ["", "input", "inputs", "inp", "inps", "i", "args", "in", "input_", "in_", "grad_input", "grad_in", "grad_inputs"]
+)
+_HOOK_OUTPUT_NAMES = frozenset(
+    ["output", "outputs", "out", "outs", "o", "result", "grad_output", "grad_out", "grad_outputs"]
+)
 
 
 def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, unit: Unit) -> None:

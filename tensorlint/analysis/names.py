@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 
 import libcst as cst
@@ -55,8 +56,23 @@ class Imports:
                 target[local] = f"{dots}{base}.{name}" if base else f"{dots}{name}"
 
     def origin(self, name: str) -> str | None:
-        """Where an imported name comes from: `utils.AverageMeter`, `.utils.AverageMeter`."""
-        return self.aliases.get(name) or self.relative.get(name)
+        """Where an imported name comes from: `utils.AverageMeter`, `.utils.AverageMeter`; for a
+        name reached through an imported module (`lib.Trainer` after `from pkg import lib`), where
+        that module comes from, with the rest: `pkg.lib.Trainer`."""
+        head, _, rest = name.partition(".")
+        found = self.aliases.get(head) or self.relative.get(head)
+        return f"{found}.{rest}" if found is not None and rest else found
+
+    def through_module(self, expr: cst.BaseExpression) -> str | None:
+        """`lib.Trainer` or `utils.meters.AverageMeter`: a name reached through an imported module
+        that may be one of the project's (torch's own names mean what the analysis's tables say;
+        the standard library's are no project's)."""
+        dotted = dotted_name(expr)
+        if dotted is None or "." not in dotted:
+            return None
+        origin = self.origin(dotted.partition(".")[0])
+        top = origin.lstrip(".").partition(".")[0] if origin is not None else "torch"
+        return dotted if top != "torch" and top not in sys.stdlib_module_names else None
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b.c` when `a` is an imported name, else None."""

@@ -314,13 +314,13 @@ _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output",
 
 
 def names_a_count(name: str) -> bool:
-    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `ntokens`, `decode_lengths`: a size, a count
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `ntokens`, `encoded_len`: a size, a count
     or lengths, Python ints (graph libraries' batched graphs have these next to their tensors; a
     sequence model returns its lengths next to its outputs)."""
     lowered = name.lower()
     return (
         lowered.startswith(("num_", "number_of_", "n_"))
-        or lowered.endswith(("_count", "_lengths", "_lens"))
+        or lowered.endswith(("_count", "_lengths", "_lens", "_len"))
         or lowered in ("batch_size", "sample_size", "lengths", "lens", "ntokens", "nsentences", "nsamples")
     )
 
@@ -628,11 +628,11 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         made = scope.lookup(name) if name is not None else UNKNOWN
         if isinstance(made.closure, cst.ClassDef):
             return made  # an instance of a class the function defines, whose methods capture its tensors
-        instance = scope.local_instance(name, args) if name is not None else None
-        if instance is not None and instance.tensor and call.args and all(arg.keyword for arg in call.args):
-            # `StepResult(objective=loss, seconds=dt)`: a record's fields, each with its own value
-            fields = tuple((arg.keyword.value, a) for arg, a in zip(call.args, args, strict=True) if arg.keyword)
-            return replace(instance, keys=fields)
+        instance = _instance(call, name, args, scope) if name is not None else None
+        if instance is not None:
+            return instance
+    elif recv is not None and (dotted := scope.imports.through_module(call.func)) is not None:
+        instance = _instance(call, dotted, args, scope)  # `lib.Trainer(...)`
         if instance is not None:
             return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
@@ -677,6 +677,16 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         if any(a.module and not a.frozen for a in args):  # `compute_loss(model, batch)`: it runs the network
             return _module_output(MODULE, args, scope)
     return UNKNOWN
+
+
+def _instance(call: cst.Call, name: str, args: list[Value], scope: Scope) -> Value | None:
+    """An instance of the project's class `name`; a record's fields each with its own value
+    (`StepResult(objective=loss, seconds=dt)`)."""
+    instance = scope.local_instance(name, args)
+    if instance is not None and instance.tensor and call.args and all(arg.keyword for arg in call.args):
+        fields = tuple((arg.keyword.value, a) for arg, a in zip(call.args, args, strict=True) if arg.keyword)
+        return replace(instance, keys=fields)
+    return instance
 
 
 def passed_through(call: cst.Call) -> cst.BaseExpression | None:
