@@ -531,3 +531,47 @@ def test_a_project_too_large_to_scan_is_not_guessed_in(tmp_path: Path) -> None:
     for index in range(2001):  # above the scan's limit of 2,000 modules: no method is guessed
         (many / f"m{index}.py").write_text("", encoding="utf-8")
     assert _found(learner) == []
+
+
+REGISTRY_MIXIN = """\
+class AccessMixin:
+    def register_tensor(self, name, tensor):
+        if not hasattr(self, "_registry"):
+            self._registry = {}
+        if name not in self._registry:
+            self._registry[name] = []
+        self._registry[name].append(tensor)
+RESET
+"""
+
+ENCODER = """\
+from torch import nn
+
+from pkg.mixin import AccessMixin
+
+
+class Encoder(nn.Module, AccessMixin):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.fc(x)
+        self.register_tensor("encoder", x)
+        return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("reset", "expected"),
+    [("", [(13, "TL004")]), ("\n    def reset_registry(self):\n        self._registry.clear()\n", [])],
+)
+def test_a_base_class_of_another_module_that_empties_what_it_keeps(
+    tmp_path: Path, reset: str, expected: list[tuple[int, str]]
+) -> None:
+    """A mixin's registry that a method of the mixin empties (the model's step resets it) is
+    bounded, as it is when the mixin is in the same file."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "mixin.py").write_text(REGISTRY_MIXIN.replace("RESET", reset), encoding="utf-8")
+    train.write_text(ENCODER, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == expected

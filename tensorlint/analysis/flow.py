@@ -1587,6 +1587,9 @@ class _Walker:
                 target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
             else:
                 target_expr = owner if owner is not None else cst.Name(head)
+            inherited = facts is not self.facts and self._on_self(owner)
+            if inherited and Role.STEP not in self.unit.roles and _emptied_by_its_class(facts, target, attribute):
+                continue  # a base class of another module empties it (`reset_registry`), as one of this file would
             value = evaluate(arg, self)
             self._escape(value, f"kept by `{helper}` in `{kept_in}`", target_expr)  # a callback it keeps
             if not (value.graph or value.exception):
@@ -2479,6 +2482,15 @@ def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
         if resolved is not None:
             return resolved.facts, resolved.name
     return None
+
+
+def _emptied_by_its_class(facts: Facts, method: Unit, attribute: str) -> bool:
+    """Whether the class of `method` (in the module `facts` describes) empties `self.<attribute>`
+    in one of its methods."""
+    if method.cls is None or method.self_name is None or not attribute:
+        return False
+    kept = cst.Attribute(cst.Name(method.self_name), cst.Name(attribute.split(".")[0]))
+    return facts.container_kind(method, kept)[1] == "managed"
 
 
 def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str, depth: int = 0) -> tuple[Facts, Unit] | None:

@@ -396,6 +396,7 @@ class _Indexer:
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
         self.named_calls: dict[str, list[tuple[cst.Call, Unit]]] = {}
         self.lambda_depth = 0  # calls in a lambda are not its unit's own code
+        self.lazy_values: set[int] = set()  # `self.x = {}` under `if not hasattr(self, "x")`: creation
 
     @property
     def unit(self) -> Unit:
@@ -547,6 +548,15 @@ class _Indexer:
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
+        created = _created_lazily(test, self.unit.self_name)
+        if created is not None and isinstance(node.body, cst.IndentedBlock):
+            # `if not hasattr(self, "_registry"): self._registry = {}`: made once, never emptied
+            for statement in node.body.body:
+                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and any(
+                        self_attribute(self.unit, t.target) == created for t in small.targets
+                    ):
+                        self.lazy_values.add(id(small.value))
         if not (
             isinstance(test, cst.Comparison)
             and len(test.comparisons) == 1
@@ -622,7 +632,8 @@ class _Indexer:
             cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
             self.unit.sets_attributes = True
             method = self.unit.method_unit()
-            if method is not None and method.name != "__init__" and resets_container(value, target):
+            made_once = id(value) in self.lazy_values
+            if method is not None and method.name != "__init__" and resets_container(value, target) and not made_once:
                 cls.managed.add(attribute)
                 cls.managed_in.setdefault(attribute, []).append(method)
 
@@ -753,6 +764,31 @@ def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
 
 
 _HANDLERS: dict[type, tuple[_Handler | None, _Handler | None]] = {}
+
+
+def _created_lazily(test: cst.BaseExpression, self_name: str | None) -> str | None:
+    """The attribute a test asks whether it exists yet: `not hasattr(self, "x")`, `self.x is
+    None`, `getattr(self, "x", None) is None`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        call = test.expression
+        if isinstance(call, cst.Call) and callee_name(call) == "hasattr" and len(call.args) == 2:
+            name = call.args[1].value
+            return name.evaluated_value if isinstance(name, cst.SimpleString) else None  # type: ignore[return-value]
+        return None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    compared = test.comparisons[0]
+    if not (isinstance(compared.operator, cst.Is) and isinstance(compared.comparator, cst.Name)):
+        return None
+    if compared.comparator.value != "None":
+        return None
+    left = test.left
+    if isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == self_name:
+        return left.attr.value
+    if isinstance(left, cst.Call) and callee_name(left) == "getattr" and len(left.args) >= 2:
+        name = left.args[1].value
+        return name.evaluated_value if isinstance(name, cst.SimpleString) else None  # type: ignore[return-value]
+    return None
 
 
 def _handlers(kind: type) -> tuple[_Handler | None, _Handler | None]:

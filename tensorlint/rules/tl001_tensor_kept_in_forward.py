@@ -45,7 +45,9 @@ class TensorKeptInForward(Rule):
     Checks for tensors stored, in code that runs once per batch, into a container that outlives
     the call and grows with every call. Code that runs once per batch: `forward` (of any class,
     a plain wrapper's too), hooks however they are registered (functions, bound methods of any
-    object, callable instances, `functools.partial`, hooks returned by a factory), per-step
+    object, callable instances, `functools.partial`, hooks returned by a factory; in a module that
+    registers no hook, a function or method that never runs from it and takes a hook's parameters,
+    `(module, inp, out)` or `(module, grad_input, grad_output)`: another module registers it), per-step
     methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
     any `*_step` or `*_batch` method, `on_*_batch_end`, per-iteration hooks such as
     `after_train_iter`, and a module function whose name ends so), a
