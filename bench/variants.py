@@ -19,7 +19,10 @@ eighteenth (framework styles, research code across functions, 12 TL001 leaks in 
 library code, 2017-2020 PyTorch, class hierarchies, applied ML scripts, library internals, and
 research code spread over cooperating classes), and `s20_blind1/` to `s20_blind4/` in its
 twentieth (framework internals and callbacks, state that library classes keep, evaluation and
-generation without no_grad, and TL009/TL002/TL007 in library code).
+generation without no_grad, and TL009/TL002/TL007 in library code); `s24_projects_a/` and
+`s24_projects_b/` in its twenty-fourth: projects of several modules (6 leaks and 6 look-alikes
+each), every leak crossing a module boundary, each project one verdict (found at the marked
+line, or elsewhere in the project: the call in the module that shows the loop or the worker).
 """
 
 from __future__ import annotations
@@ -43,27 +46,44 @@ def main() -> None:
     at_line = elsewhere = negatives = 0
     missed: list[str] = []
     false: list[str] = []
-    for path in sorted(VARIANTS.rglob("*.py")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        if not any(line.rstrip().endswith(MARKER) for line in lines):
+    for unit in _units():
+        marks = [(path, row) for path in unit for row in _marked_rows(path)]
+        found = [(path, row) for path in unit for row in sorted(reported[path.resolve()])]
+        if not marks:
             negatives += 1
-            false += [f"{path.relative_to(VARIANTS)}:{row} (a negative)" for row in sorted(reported[path.resolve()])]
+            false += [f"{_where(path, row)} (a negative)" for path, row in found]
             continue
-        for row, line in enumerate(lines, start=1):
-            if not line.rstrip().endswith(MARKER):
-                continue
-            rows = reported[path.resolve()]
-            where = f"{path.relative_to(VARIANTS)}:{row}"
-            if row in rows:
+        for path, row in marks:
+            if (path, row) in found:
                 at_line += 1
-            elif rows:
+            elif found:
                 elsewhere += 1
-                missed.append(f"{where} (reported at line {', '.join(map(str, sorted(rows)))})")
+                missed.append(f"{_where(path, row)} (reported at {', '.join(_where(*f) for f in found)})")
             else:
-                missed.append(f"{where} (not reported)")
+                missed.append(f"{_where(path, row)} (not reported)")
     print(f"{at_line}/{at_line + len(missed)} found at the marked line, {elsewhere} more elsewhere in the file")
     print(f"{len(false)} findings in {negatives} negatives")
     print("\n".join(missed + false))
+
+
+def _units() -> list[list[Path]]:
+    """What one verdict is given for: a file, or a project (a folder with its own `pyproject.toml`,
+    `s24_projects_*/`) whose leak crosses its modules and may be reported in any of them."""
+    projects = sorted(marker.parent for marker in VARIANTS.rglob("pyproject.toml"))
+    units: dict[Path, list[Path]] = defaultdict(list)
+    for path in sorted(VARIANTS.rglob("*.py")):
+        project = next((root for root in projects if root in path.parents), path)
+        units[project].append(path)
+    return list(units.values())
+
+
+def _marked_rows(path: Path) -> list[int]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [row for row, line in enumerate(lines, start=1) if line.rstrip().endswith(MARKER)]
+
+
+def _where(path: Path, row: int) -> str:
+    return f"{path.relative_to(VARIANTS)}:{row}"
 
 
 if __name__ == "__main__":

@@ -103,10 +103,8 @@ _TRY = re.compile(r"try\s*:")
 _HOOK_REGISTRATION = re.compile(r"register_\w*hook")
 _RULE_WORDS: dict[str, tuple[Words, ...]] = {
     "TL002": (("lambda", "partial", re.compile(r"def\b(?<=[ \t]def)")),),  # a closure: a nested def is indented
-    "TL003": (  # CUDA work, in what a DataLoader's workers run
-        ("cuda", "device", re.compile(r"\.to\b")),
-        ("DataLoader", "Dataset", "__getitem", "__iter__", "collate", "worker_init"),
-    ),
+    # What a DataLoader's workers run (the CUDA work may be in another module's function it calls)
+    "TL003": (("DataLoader", "Dataset", "__getitem", "__iter__", "collate", "worker_init"),),
     "TL005": ((re.compile(r"for\s"),), (re.compile(r"del\b(?<=[\s;:]del)"),)),
     "TL006": ((_TRY,), (re.compile(r"(?i:oom|out.?of.?memory)"), "should_reduce_batch_size")),
     "TL007": ((_TRY,),),

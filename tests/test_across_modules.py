@@ -575,3 +575,88 @@ def test_a_base_class_of_another_module_that_empties_what_it_keeps(
     (tmp_path / "pkg" / "mixin.py").write_text(REGISTRY_MIXIN.replace("RESET", reset), encoding="utf-8")
     train.write_text(ENCODER, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(train)] == expected
+
+
+DEFERRED = """\
+class DeferredScalars:
+    def __init__(self):
+        self._pending = []
+
+    def defer(self, tag, fn):
+        self._pending.append((tag, fn))
+"""
+
+DEFERRING_LOOP = """\
+from pkg import scalars as S
+
+
+def train(model, loader, optimizer, criterion):
+    deferred = S.DeferredScalars()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        deferred.defer("loss", lambda t=loss: t.item())
+        deferred.defer("last", lambda: loss.item())
+"""
+
+
+def test_a_closure_per_batch_handed_to_a_buffer_of_another_module(tmp_path: Path) -> None:
+    """Each thunk binds its batch's loss through a default: the buffer made before the loop keeps
+    them all. A closure over the loop's variable reads one cell, the last loss only."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "scalars.py").write_text(DEFERRED, encoding="utf-8")
+    train.write_text(DEFERRING_LOOP, encoding="utf-8")
+    found = _found(train)
+    assert [(row, code) for row, code, _ in found] == [(11, "TL002")]
+    assert "kept by `DeferredScalars.defer` in `self._pending`" in found[0][2]
+
+
+TRANSFORMS = """\
+import torch
+
+
+def _spectrogram(wave, n_fft):
+    window = torch.hann_window(n_fft)
+    if torch.cuda.is_available():
+        wave, window = wave.cuda(), window.cuda()
+    return torch.stft(wave, n_fft, window=window, return_complex=True).abs()
+
+
+def log_mel(wave, n_fft=400):
+    return torch.log(_spectrogram(wave, n_fft) + 1e-6)
+
+
+def normalise(feats):
+    return (feats - feats.mean()) / feats.std()
+"""
+
+SPEECH_DATASET = """\
+from torch.utils.data import Dataset
+
+from . import transforms
+
+
+class SpeechDataset(Dataset):
+    def __init__(self, waves):
+        self.waves = waves
+
+    def __len__(self):
+        return len(self.waves)
+
+    def __getitem__(self, index):
+        feats = transforms.log_mel(self.waves[index])
+        return transforms.normalise(feats)
+"""
+
+
+def test_cuda_work_in_a_function_of_another_module_that_worker_code_calls(tmp_path: Path) -> None:
+    """Only the dataset's module shows that workers run `log_mel`: reported at its call there,
+    naming the CUDA call it reaches; `normalise` stays on the CPU."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "transforms.py").write_text(TRANSFORMS, encoding="utf-8")
+    train.write_text(SPEECH_DATASET, encoding="utf-8")
+    found = _found(train)
+    assert [(row, code) for row, code, _ in found] == [(14, "TL003")]
+    assert "`log_mel` (`wave.cuda()` in transforms.py)" in found[0][2]

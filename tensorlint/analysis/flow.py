@@ -1490,9 +1490,27 @@ class _Walker:
             self._helper_effects(call, self.facts, local)
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
-        cuda = self._cuda_work(call, name, recv)
+        cuda = self._cuda_work(call, name, recv) or self._cuda_work_elsewhere(call)
         if cuda is not None:
             self.facts.cuda_work.append(cuda)
+
+    def _cuda_work_elsewhere(self, call: cst.Call) -> CudaWork | None:
+        """`transforms.log_mel(wave)` in a dataset's `__getitem__`: a function of another module
+        that moves tensors to CUDA (itself, or a function of its module that it calls), reported
+        at the call, since only this module shows that workers run it."""
+        unit: Unit | None = self.unit
+        while unit is not None and Role.WORKER not in unit.roles:
+            unit = unit.parent
+        known = self._callee_unit(call) if unit is not None else None
+        if known is None or known[0] is self.facts:
+            return None
+        found = _moves_to_cuda(*known)
+        if found is None:
+            return None
+        path = known[0].path.name if known[0].path is not None else "its module"
+        return CudaWork(
+            call, self.unit, f"`{qualified_name(known[1])}` (`{cst.Module([]).code_for_node(found)}` in {path})"
+        )
 
     def _hands_concatenated(self, call: cst.Call) -> bool:
         """`_keep(self.maps, error)`: a container whose items the code joins with torch holds
@@ -2481,6 +2499,22 @@ def resolve_import(facts: Facts, name: str) -> tuple[Facts, str] | None:
         resolved = facts.project.resolve(facts.path, candidate, _analyze_imported)
         if resolved is not None:
             return resolved.facts, resolved.name
+    return None
+
+
+def _moves_to_cuda(facts: Facts, unit: Unit, depth: int = 0) -> cst.Call | None:
+    """The first call in a function of another module, or in the functions of that module it
+    calls by name, that moves a tensor to CUDA by what it says: `.cuda()`, a `"cuda"` device."""
+    for call, _ in placed(unit, cst.Call):
+        if callee_name(call) == "cuda" and receiver(call) is not None and not call.args:
+            return call
+        if any(isinstance(a.value, cst.SimpleString) and "cuda" in a.value.value for a in call.args):
+            return call
+        if depth < 2 and type(call.func) is cst.Name:
+            helper = unit.lookup_def(call.func.value)
+            found = _moves_to_cuda(facts, helper, depth + 1) if helper is not None and helper is not unit else None
+            if found is not None:
+                return found
     return None
 
 

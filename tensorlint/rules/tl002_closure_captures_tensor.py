@@ -12,6 +12,8 @@ from tensorlint.analysis import (
     Facts,
     all_params,
     callee_name,
+    contains,
+    iterates_loader,
     method_call,
     names_in,
     names_reaching,
@@ -275,10 +277,29 @@ def _append_params(params: cst.Parameters, extra: list[cst.Param]) -> cst.Parame
     return params.with_changes(params=[*existing, *fixed_extra])
 
 
+def _filled_across_batches(facts: Facts, escape: ClosureEscape) -> bool:
+    """`scalars = Deferred()` before `for x, y in loader:` that hands it a closure per batch
+    binding that batch's tensor (`scalars.defer(lambda t=loss: t.item())`): it gains one closure,
+    and one batch's tensors, every iteration, for as long as the loop runs."""
+    unit, name = escape.unit, escape.local_container
+    if name is None or not isinstance(escape.node, (cst.Lambda, cst.FunctionDef)):
+        return False
+    if not set(escape.captured) <= {p.name.value for p in all_params(escape.node.params)}:
+        return False  # `lambda: loss.item()` reads the loop's one cell: every closure sees the last loss only
+    place = next((place for node, place in placed(unit, type(escape.node)) if node is escape.node), None)
+    if place is None:
+        return False
+    made = unit.bindings.get(name, [])
+    return any(
+        iterates_loader(loop, unit, facts.imports) and not any(contains(loop, value) for value in made)
+        for loop in place.loops
+    )
+
+
 def _container_outlives_call(facts: Facts, escape: ClosureEscape) -> bool:
     """Whether the function's own container that holds the closure is kept after the call:
-    returned, stored in an attribute or a global (itself or what it flows into), or read by
-    another closure that escapes."""
+    returned, stored in an attribute or a global (itself or what it flows into), read by another
+    closure that escapes, or filled by a loop over batches that it outlives."""
     unit = escape.unit
     kept = set(facts.returned.get(id(unit), set())) | unit.declared_global
     for assign, _ in placed(unit, cst.Assign):
@@ -292,7 +313,7 @@ def _container_outlives_call(facts: Facts, escape: ClosureEscape) -> bool:
             and isinstance(func.value, cst.Attribute)
         ):
             kept |= {name for arg in call.args for name in names_in(arg.value)}
-    if escape.local_container in names_reaching(unit, kept):
+    if escape.local_container in names_reaching(unit, kept) or _filled_across_batches(facts, escape):
         return True
     return any(
         other.unit is unit and other.local_container is None and escape.local_container in names_in(other.node)

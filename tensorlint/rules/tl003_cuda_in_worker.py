@@ -21,7 +21,10 @@ class CudaInWorker(Rule):
     whoever loads it with `num_workers > 0` runs them in workers), and what that code calls there: helper methods
     (`self._load(path)`), functions of the module, and the `__call__` of transforms stored on the
     dataset (`self.transform = ToDevice()`, a `Compose([...])` of them, or a transform the file
-    passes where it builds the dataset: `Clips(paths, augment=GpuJitter())`). CUDA work is
+    passes where it builds the dataset: `Clips(paths, augment=GpuJitter())`); a function of
+    another module of the project that the worker code calls and that says `.cuda()` or a
+    `"cuda"` device (itself, or a function of its module it calls) is reported at that call,
+    `transforms.log_mel(wave)`, since only the dataset's module shows that workers run it. CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA (also
     `self.device` that `__init__` takes from a parameter the file's `Collator(torch.device("cuda"))`
     or `Collator(device)` after `device = "cuda"` gives; a parameter that `functools.partial`

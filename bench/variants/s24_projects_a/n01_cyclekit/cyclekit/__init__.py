@@ -1,0 +1,1 @@
+"""cyclekit: unpaired image-to-image translation (CycleGAN)."""

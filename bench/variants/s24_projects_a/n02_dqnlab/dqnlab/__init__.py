@@ -1,0 +1,1 @@
+"""dqnlab: Double-DQN with prioritised-free uniform replay."""

@@ -1,0 +1,1 @@
+"""kwspot: keyword spotting on Google Speech Commands v2."""

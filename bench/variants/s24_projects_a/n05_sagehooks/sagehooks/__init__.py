@@ -1,0 +1,1 @@
+"""sagehooks: GraphSAGE node classification with layer-wise feature export."""

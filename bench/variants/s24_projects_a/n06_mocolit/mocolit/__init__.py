@@ -1,0 +1,1 @@
+"""mocolit: MoCo v2 pre-training with PyTorch Lightning."""

@@ -1,0 +1,1 @@
+"""ppolab: compact PPO implementation for gymnasium control tasks."""

@@ -1,0 +1,4 @@
+from .base import BaseAgent
+from .ppo import PPOAgent
+
+__all__ = ["BaseAgent", "PPOAgent"]

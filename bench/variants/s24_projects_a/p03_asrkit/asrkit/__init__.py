@@ -1,0 +1,1 @@
+"""asrkit: small CTC speech recogniser for LibriSpeech experiments."""

@@ -1,0 +1,1 @@
+"""detkit: single-shot detector training on Pascal VOC."""

@@ -1,0 +1,1 @@
+"""gnnprobe: GCN baselines with over-smoothing diagnostics."""

@@ -1,0 +1,1 @@
+"""simclr: SimCLR pre-training on CIFAR-10 with a tiny experiment logger."""

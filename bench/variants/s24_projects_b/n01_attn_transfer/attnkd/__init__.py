@@ -1,0 +1,1 @@
+"""Attention-transfer distillation (Zagoruyko & Komodakis) for CNN classifiers."""

@@ -1,0 +1,1 @@
+"""Sequence classification fine-tuning scripts."""

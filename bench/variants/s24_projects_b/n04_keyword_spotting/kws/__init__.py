@@ -1,0 +1,1 @@
+"""Keyword spotting on Google Speech Commands."""

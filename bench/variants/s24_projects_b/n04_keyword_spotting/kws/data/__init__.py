@@ -1,0 +1,3 @@
+from .dataset import SpeechCommands, pad_collate
+
+__all__ = ["SpeechCommands", "pad_collate"]

@@ -1,0 +1,1 @@
+"""Mini-batch node classification with neighbour-sampled subgraphs."""

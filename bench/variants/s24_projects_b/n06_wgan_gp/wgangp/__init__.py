@@ -1,0 +1,1 @@
+"""WGAN-GP on CIFAR-10 / LSUN."""

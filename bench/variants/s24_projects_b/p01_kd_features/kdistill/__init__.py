@@ -1,0 +1,3 @@
+"""Feature-level knowledge distillation for image classifiers."""
+
+__version__ = "0.3.1"

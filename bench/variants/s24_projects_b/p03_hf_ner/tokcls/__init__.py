@@ -1,0 +1,1 @@
+"""Token classification (NER) fine-tuning on top of HF transformers."""

@@ -1,0 +1,1 @@
+"""Graph convolutional networks for molecular property prediction (no PyG needed)."""

@@ -1,0 +1,1 @@
+"""DCGAN on aligned face crops."""
