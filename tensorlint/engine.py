@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Collection
 from pathlib import Path
@@ -147,6 +148,9 @@ def _project_file(filename: str) -> Path | None:
     return path if path.suffix == ".py" and path.is_file() else None
 
 
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+
+
 def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str) -> list[Finding]:
     """Positions cost a second pass over the tree: computed only for files with findings."""
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -158,7 +162,7 @@ def _locate(module: cst.Module, reports: list[tuple[str, Report]], filename: str
         findings.append(
             Finding(
                 code=code,
-                message=report.message,
+                message=_LINE_BREAK.sub(" ", report.message),  # code quoted over several lines: one line
                 filename=filename,
                 location=Location(span.start.line, span.start.column + 1),
                 end_location=Location(span.end.line, span.end.column + 1),

@@ -214,7 +214,11 @@ class Trainer({base}):
 
 @pytest.mark.parametrize(
     ("imports", "base"),
-    [("from pkg.base import BaseTrainer", "BaseTrainer"), ("from pkg import base", "base.BaseTrainer")],
+    [
+        ("from pkg.base import BaseTrainer", "BaseTrainer"),
+        ("from .base import BaseTrainer", "BaseTrainer"),
+        ("from pkg import base", "base.BaseTrainer"),
+    ],
 )
 def test_methods_inherited_from_a_base_class_of_another_module(tmp_path: Path, imports: str, base: str) -> None:
     train = _project(tmp_path, ".utils", "pkg/utils.py")
@@ -660,3 +664,13 @@ def test_cuda_work_in_a_function_of_another_module_that_worker_code_calls(tmp_pa
     found = _found(train)
     assert [(row, code) for row, code, _ in found] == [(14, "TL003")]
     assert "`log_mel` (`wave.cuda()` in transforms.py)" in found[0][2]
+
+
+def test_a_call_quoted_over_several_lines_reads_as_one_in_the_message(tmp_path: Path) -> None:
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "base.py").write_text(BASE_TRAINER, encoding="utf-8")
+    subclass = SUBCLASS.format(imports="from .base import BaseTrainer", base="BaseTrainer")
+    train.write_text(subclass.replace("self.record(loss)", "self.record(\n                loss,\n            )"))
+    [(row, code, message)] = _found(train)
+    assert (row, code) == (9, "TL004")
+    assert message.startswith("`self.record( loss, )` keeps autograd history") and "\n" not in message

@@ -2562,10 +2562,12 @@ def _imported_bases(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, Class
         for name in ancestor.base_names:  # qualified by the imports: `spd.interfaces.LoadableModule`
             if not name or name in facts.index.classes:
                 continue
+            # qualified by an absolute import, or (`from .base import BaseAgent`) by where it comes from
             resolved = facts.project.resolve(facts.path, name, _analyze_imported)
-            found = resolved.facts.index.classes.get(resolved.name) if resolved else None
-            if found is not None and resolved is not None:
-                yield resolved.facts, found
+            there = (resolved.facts, resolved.name) if resolved is not None else resolve_import(facts, name)
+            found = there[0].index.classes.get(there[1]) if there is not None else None
+            if found is not None and there is not None:
+                yield there[0], found
 
 
 def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:
