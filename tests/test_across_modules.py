@@ -674,3 +674,34 @@ def test_a_call_quoted_over_several_lines_reads_as_one_in_the_message(tmp_path: 
     [(row, code, message)] = _found(train)
     assert (row, code) == (9, "TL004")
     assert message.startswith("`self.record( loss, )` keeps autograd history") and "\n" not in message
+
+
+STORE = """\
+OUTPUTS = []
+
+
+def save(out):
+    OUTPUTS.append(out)
+"""
+
+REGISTERING = """\
+from torch import nn
+
+from pkg import store
+
+
+def attach(model: nn.Module):
+    model.fc.register_forward_hook(lambda m, i, o: store.save(o))
+"""
+
+
+def test_a_hook_handing_its_output_to_a_list_of_another_module(tmp_path: Path) -> None:
+    """The list gains the output on every forward: detached, it still would, so the message does
+    not offer `.detach()` as the cure."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "store.py").write_text(STORE, encoding="utf-8")
+    train.write_text(REGISTERING, encoding="utf-8")
+    [(row, code, message)] = _found(train)
+    assert (row, code) == (7, "TL004")
+    assert "`save` appends it to `OUTPUTS`" in message
+    assert message.endswith("pass `.item()`, or empty it each step (`.detach()` drops the graph, not the tensor)")

@@ -410,7 +410,11 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
         effect = "every call's autograd graph stays chained to it until it is reset"
     if event.via:
         call = cst.Module([]).code_for_node(event.node)
-        return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; pass `.item()` or `.detach()`"
+        advice = "pass `.item()` or `.detach()`"
+        if " appends " in event.via and role is not Role.STEP:
+            # a list kept per forward: detached, every call still adds its tensor (4 MiB per call for a 4 MiB output)
+            advice = "pass `.item()`, or empty it each step (`.detach()` drops the graph, not the tensor)"
+        return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; {advice}"
     advice = "accumulate `.item()` or `.detach()`, or update it under `torch.no_grad()`"
     return f"`{root}` accumulates autograd history across calls of {calls}: {effect}; {advice}"
 
