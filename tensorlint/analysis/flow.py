@@ -2508,8 +2508,10 @@ def _moves_to_cuda(facts: Facts, unit: Unit, depth: int = 0) -> cst.Call | None:
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) == "cuda" and receiver(call) is not None and not call.args:
             return call
-        if any(isinstance(a.value, cst.SimpleString) and "cuda" in a.value.value for a in call.args):
-            return call
+        if callee_name(call) in ("to", "device") or any(a.keyword and a.keyword.value == "device" for a in call.args):
+            said = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
+            if any(isinstance(v, cst.SimpleString) and v.value.strip("\"'").startswith("cuda") for v in said):
+                return call  # `.to("cuda")`, `torch.device("cuda:0")`, `torch.zeros(n, device="cuda")`
         if depth < 2 and type(call.func) is cst.Name:
             helper = unit.lookup_def(call.func.value)
             found = _moves_to_cuda(facts, helper, depth + 1) if helper is not None and helper is not unit else None

@@ -71,7 +71,11 @@ class Imports:
         if dotted is None or "." not in dotted:
             return None
         origin = self.origin(dotted.partition(".")[0])
-        top = origin.lstrip(".").partition(".")[0] if origin is not None else "torch"
+        if origin is None:
+            return None
+        if origin.startswith("."):
+            return dotted  # a module of the importer's package, whatever its name
+        top = origin.partition(".")[0]
         return dotted if top != "torch" and top not in sys.stdlib_module_names else None
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
