@@ -19,8 +19,8 @@ eighteenth (framework styles, research code across functions, 12 TL001 leaks in 
 library code, 2017-2020 PyTorch, class hierarchies, applied ML scripts, library internals, and
 research code spread over cooperating classes), and `s20_blind1/` to `s20_blind4/` in its
 twentieth (framework internals and callbacks, state that library classes keep, evaluation and
-generation without no_grad, and TL009/TL002/TL007 in library code); `s24_projects_a/` and
-`s24_projects_b/` in its twenty-fourth: projects of several modules (6 leaks and 6 look-alikes
+generation without no_grad, and TL009/TL002/TL007 in library code); `s24_projects_a/` to
+`s24_projects_c/` in its twenty-fourth: projects of several modules (6 leaks and 6 look-alikes
 each), every leak crossing a module boundary, each project one verdict (found at the marked
 line, or elsewhere in the project: the call in the module that shows the loop or the worker).
 """

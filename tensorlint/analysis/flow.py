@@ -129,7 +129,9 @@ from tensorlint.analysis.values import (
 from tensorlint.analysis.walk import children, contains, walk
 
 # Method names that register a callback on their receiver.
-REGISTRATIONS = frozenset(["add_done_callback", "add_callback", "connect", "call_soon", "call_later"])
+REGISTRATIONS = frozenset(
+    ["add_done_callback", "add_callback", "connect", "call_soon", "call_later", "add_event_handler"]  # ignite's Engine
+)
 # torch.cuda functions that neither allocate nor initialise CUDA in a worker.
 CUDA_SAFE = frozenset(
     ["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"]
@@ -2506,8 +2508,8 @@ def _moves_to_cuda(facts: Facts, unit: Unit, depth: int = 0) -> cst.Call | None:
     """The first call in a function of another module, or in the functions of that module it
     calls by name, that moves a tensor to CUDA by what it says: `.cuda()`, a `"cuda"` device."""
     for call, _ in placed(unit, cst.Call):
-        if callee_name(call) == "cuda" and receiver(call) is not None and not call.args:
-            return call
+        if callee_name(call) == "cuda" and receiver(call) is not None:
+            return call  # `.cuda()`, `.cuda(non_blocking=True)`, `.cuda(rank)`
         if callee_name(call) in ("to", "device") or any(a.keyword and a.keyword.value == "device" for a in call.args):
             said = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
             if any(isinstance(v, cst.SimpleString) and v.value.strip("\"'").startswith("cuda") for v in said):

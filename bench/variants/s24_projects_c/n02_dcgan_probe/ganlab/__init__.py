@@ -1,0 +1,1 @@
+"""DCGAN/hinge-GAN training with activation probes."""

@@ -1,0 +1,1 @@
+"""Detectron2-flavoured training scaffolding around torchvision detectors."""

@@ -1,0 +1,1 @@
+"""Conformer-CTC fine-tuning with the Hugging Face Trainer."""

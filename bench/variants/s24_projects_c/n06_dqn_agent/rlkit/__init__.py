@@ -1,0 +1,1 @@
+"""Double-DQN with prioritised-free uniform replay, for Gymnasium Atari/classic control."""

@@ -1,0 +1,3 @@
+"""Score-based generative modelling with a VP-SDE, trained with HF accelerate."""
+
+__version__ = "0.3.1"

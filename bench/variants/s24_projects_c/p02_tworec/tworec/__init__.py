@@ -1,0 +1,1 @@
+"""Two-tower retrieval model with an mmengine-style runner."""

@@ -1,0 +1,1 @@
+"""Multi-horizon load forecasting with pytorch-ignite."""

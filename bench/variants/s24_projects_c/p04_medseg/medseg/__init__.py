@@ -1,0 +1,1 @@
+"""3D CT organ segmentation."""

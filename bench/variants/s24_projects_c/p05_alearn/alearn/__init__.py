@@ -1,0 +1,1 @@
+"""Pool-based active learning for image classification."""

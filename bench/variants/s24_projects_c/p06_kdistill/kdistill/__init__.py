@@ -1,0 +1,1 @@
+"""Response- and feature-based knowledge distillation for ImageNet-style classifiers."""
