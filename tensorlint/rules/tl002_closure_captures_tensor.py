@@ -30,7 +30,12 @@ class ClosureCapturesTensor(Rule):
     Checks for lambdas and nested functions that reference a tensor of the enclosing function
     (or bind one as a default argument) and outlive the call: stored in an attribute, a
     container or a global, returned or yielded, or registered as a hook or callback on
-    something that lives on (a module, `self`, a parameter). A `functools.partial` that binds a
+    something that lives on (a module, `self`, a parameter: `register_*`, `add_callback`,
+    `connect`, ignite's `add_event_handler`). A closure made in a loop over batches that binds
+    that batch's tensor as a default (`lambda t=loss: t.item()`) and is kept by a list or an
+    object made before the loop (`deferred.defer("loss", ...)`, whoever defines it) is one per
+    batch; one that reads the loop's variable (`lambda: loss.item()`) sees its last value only,
+    and is not reported for that. A `functools.partial` that binds a
     tensor of the call is such a closure too (`partial(report, loss)`), and so is one handed to a
     method that keeps it (`registry.defer(job)` where `defer` appends `job` to `self.jobs`; for a
     parameter of unknown type, the method of the one class of the file that defines it). Also a
