@@ -36,7 +36,7 @@ from libcst.metadata import (
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers, also when run as a script
 
 from helpers import FIXTURES, MARKER, fixture_codes, leak_rule_fixtures, markers
-from tensorlint.analysis.index import is_step_method
+from tensorlint.analysis.index import HOOKED_MODULE_NAMES, is_step_method
 from tensorlint.analysis.names import class_word
 from tensorlint.analysis.syntax import concatenated_operand
 from tensorlint.engine import lint_source
@@ -297,9 +297,6 @@ _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
 )  # fmt: skip
 
 
-_HOOKED_MODULE_NAMES = frozenset(["", "module", "mod", "m", "layer", "model", "net", "submodule", "self_module"])
-
-
 def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
@@ -400,7 +397,7 @@ class _RenamePlan:
             positional = positional[1:]
         # `(module, inp, out)`: a module hook registered in another module is known by its
         # parameters' names (`_assign_unseen_hook_roles`), evidence by design
-        return not (len(positional) in (3, 4) and positional[0].name.value.lstrip("_") in _HOOKED_MODULE_NAMES)
+        return not (len(positional) in (3, 4) and positional[0].name.value.lstrip("_") in HOOKED_MODULE_NAMES)
 
     def _method_renamable(self, scope: ClassScope, name: str) -> bool:
         """A method keeps its name unless the file reads `.name` only on instances of its class.

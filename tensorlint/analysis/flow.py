@@ -1500,10 +1500,7 @@ class _Walker:
         """`transforms.log_mel(wave)` in a dataset's `__getitem__`: a function of another module
         that moves tensors to CUDA (itself, or a function of its module that it calls), reported
         at the call, since only this module shows that workers run it."""
-        unit: Unit | None = self.unit
-        while unit is not None and Role.WORKER not in unit.roles:
-            unit = unit.parent
-        known = self._callee_unit(call) if unit is not None else None
+        known = self._callee_unit(call) if self.unit.worker_unit() is not None else None
         if known is None or known[0] is self.facts:
             return None
         found = _moves_to_cuda(*known)

@@ -271,6 +271,13 @@ class Unit:
             unit = unit.parent
         return unit
 
+    def worker_unit(self) -> Unit | None:
+        """The unit that runs in DataLoader workers: this one, or a function it is nested in."""
+        unit: Unit | None = self
+        while unit is not None and Role.WORKER not in unit.roles:
+            unit = unit.parent
+        return unit
+
     def lookup_def(self, name: str) -> Unit | None:
         unit: Unit | None = self
         while unit is not None:
@@ -1407,7 +1414,7 @@ def _assign_unseen_hook_roles(index: ModuleIndex) -> None:
             continue
         module, given, made = (name.lower() for name in names)
         if (
-            module.lstrip("_") in _HOOKED_MODULE_NAMES
+            module.lstrip("_") in HOOKED_MODULE_NAMES
             and given.lstrip("_") in _HOOK_INPUT_NAMES
             and made.lstrip("_") in _HOOK_OUTPUT_NAMES
         ):
@@ -1419,7 +1426,7 @@ def _assign_unseen_hook_roles(index: ModuleIndex) -> None:
 # The parameters of a module hook `(module, input, output)` as code names them (forward and
 # backward hooks); names may start with `_` (`_module`, `_`, `__`). Not `(model, x, y)`: that is
 # how an evaluation helper is written.
-_HOOKED_MODULE_NAMES = frozenset(["", "module", "mod", "m", "layer", "model", "net", "submodule", "self_module"])
+HOOKED_MODULE_NAMES = frozenset(["", "module", "mod", "m", "layer", "model", "net", "submodule", "self_module"])
 _HOOK_INPUT_NAMES = frozenset(
     ["", "input", "inputs", "inp", "inps", "i", "args", "in", "input_", "in_", "grad_input", "grad_in", "grad_inputs"]
 )

@@ -132,7 +132,7 @@ class CudaInWorker(Rule):
 
     def check(self, facts: Facts) -> Iterator[Report]:
         for work in facts.cuda_work:
-            worker = _worker(work.unit)
+            worker = work.unit.worker_unit()
             if worker is None:
                 continue
             yield Report(
@@ -143,15 +143,6 @@ class CudaInWorker(Rule):
                 "(`pin_memory=True`)",
                 _fix(work, worker),
             )
-
-
-def _worker(unit: Unit | None) -> Unit | None:
-    """The unit that runs in a worker: this one, or a function it is nested in."""
-    while unit is not None:
-        if Role.WORKER in unit.roles:
-            return unit
-        unit = unit.parent
-    return None
 
 
 def _fix(work: CudaWork, worker: Unit) -> NodeFix | None:

@@ -205,7 +205,7 @@ def _parent_initialises(facts: Facts, loader: LoaderCall) -> Report | None:
             continue
         if started is not None and work.unit is loader.unit and order[id(work.node)] > started:
             continue  # persistent workers already forked before this
-        worker = _worker_unit(in_workers[0].unit)
+        worker = in_workers[0].unit.worker_unit()
         assert worker is not None
         return Report(
             work.node,
@@ -263,15 +263,9 @@ def _initialises(facts: Facts, work: CudaWork) -> bool:
     return not (qualified.startswith("torch.cuda.") and qualified.rsplit(".", 1)[-1] in _NOT_INITIALISING)
 
 
-def _worker_unit(unit: Unit | None) -> Unit | None:
-    while unit is not None and Role.WORKER not in unit.roles:
-        unit = unit.parent
-    return unit
-
-
 def _worker_loaders(unit: Unit) -> list[cst.Call]:
     """The loaders whose workers run this code (empty: it runs in the main process)."""
-    worker = _worker_unit(unit)
+    worker = unit.worker_unit()
     return worker.loaders if worker is not None else []
 
 

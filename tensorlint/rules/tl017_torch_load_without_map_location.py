@@ -190,9 +190,7 @@ def _without_map_location(unit: Unit, call: cst.Call) -> bool:
 def _repeats(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> tuple[str, str] | None:
     """Where the load runs again and again and what that costs, in words; None when it runs once
     as far as we see."""
-    worker: Unit | None = unit
-    while worker is not None and Role.WORKER not in worker.roles:
-        worker = worker.parent
+    worker = unit.worker_unit()
     if worker is not None:
         return f"in {worker.roles[Role.WORKER]}", _IN_WORKERS
     if id(call) in run_once_calls(unit) or _on_one_iteration(unit, call):
