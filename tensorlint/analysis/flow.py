@@ -1678,12 +1678,13 @@ class _Walker:
 
     def _removed_before_return(self, registration: cst.Call) -> bool:
         """The hook ends with the call: `h = m.register_forward_hook(fn); ...; h.remove()`, or its
-        handle put in a list whose handles the function removes (`for h in handles: h.remove()`)
+        handle put in a list (or made by a comprehension) whose handles the function removes (`for h in handles: h.remove()`)
         or returns to its caller."""
         holder = None
         for node in own_nodes(self.unit.node):
-            if type(node) is cst.Assign and node.value is registration and len(node.targets) == 1:
-                holder = dotted_name(node.targets[0].target)
+            made = node.value.elt if type(node) is cst.Assign and type(node.value) is cst.ListComp else None
+            if type(node) is cst.Assign and registration in (node.value, made) and len(node.targets) == 1:
+                holder = dotted_name(node.targets[0].target)  # or `hooks = [m.register_...(fn) for m in ms]`
             elif type(node) is cst.AugAssign and contains(node.value, registration):
                 holder = dotted_name(node.target)  # handles += [m.register_forward_hook(fn)]
             elif (
@@ -2174,6 +2175,8 @@ def _leaves(block: cst.BaseSuite) -> bool:
 _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])
 # A class and its names: as many keys as there are classes (`type(layer).__name__`).
 _CLASS_ATTRIBUTES = frozenset(["__class__", "__name__", "__qualname__"])
+# A size read off an object (`context.max_sequence_length`): as many keys as there are sizes.
+_SIZE_WORDS = frozenset(["len", "length", "size", "dim", "max", "min", "width", "height", "depth", "shape"])
 
 
 def _identity_names(node: cst.CSTNode) -> set[str]:
@@ -2181,7 +2184,9 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
     x.device)` or `type(x).__name__` none (a memo per shape or class takes a few values); in `x` or
     `id(x)`, `x` (new every call)."""
     if isinstance(node, cst.Attribute) and (
-        node.attr.value in _SHAPE_ATTRIBUTES or node.attr.value in _CLASS_ATTRIBUTES
+        node.attr.value in _SHAPE_ATTRIBUTES
+        or node.attr.value in _CLASS_ATTRIBUTES
+        or set(node.attr.value.lower().split("_")) & _SIZE_WORDS  # `context.max_sequence_length`
     ):
         return set()
     if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len", "type"):
@@ -2199,11 +2204,17 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
 
 def _key_space_grows(param: cst.Param) -> bool:
     """Whether keys taken from a parameter keep changing: an input, a step, an id. A label (`name`,
-    `key`, `tag`), an index into the model's structure (`layer_idx`) or another plain value
-    (`offsets: tuple[int, int, int]`) takes a few values, unless named for a counter (`step: int`)."""
+    `key`, `tag`), an index into the model's structure (`layer_idx`), a setting with a literal
+    default (`keyshift=0`) or another plain value (`offsets: tuple[int, int, int]`) takes a few
+    values, unless named for a counter (`step: int`)."""
     words = set(param.name.value.lower().split("_"))
     if words & _LABEL_WORDS:
         return False
+    default = param.default
+    if isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(default, cst.Name) and default.value in ("True", "False")
+    ):
+        return bool(words & _COUNTER_WORDS)  # `keyshift=0`, `mode="bilinear"`: a setting, not an input
     annotation = annotation_words(param)
     plain = bool(annotation) and annotation <= _PLAIN_KEY_ANNOTATIONS
     return not plain or bool(words & _COUNTER_WORDS)
