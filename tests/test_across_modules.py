@@ -694,3 +694,68 @@ def test_a_hook_handing_its_output_to_a_list_of_another_module(tmp_path: Path) -
     assert (row, code) == (7, "TL004")
     assert "`save` appends it to `OUTPUTS`" in message
     assert message.endswith("pass `.item()`, or empty it each step (`.detach()` drops the graph, not the tensor)")
+
+
+REASONING_UNIT = """\
+import torch
+from torch import nn
+
+
+class ReasoningUnit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(16, 16)
+        self.history = []
+
+    def forward(self, x, h):
+        h = self.cell(x, h)
+        self.history.append(h.detach().cpu())
+        return h
+
+
+class Recorder(nn.Module):
+    def forward(self, x, h):
+        return h
+"""
+
+REASONING_MODEL = """\
+from torch import nn
+
+from pkg.unit import OWNER
+
+
+class Reasoner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.unit = OWNER()
+
+    def forward(self, x, h):
+        RESET
+        for _ in range(4):
+            h = self.unit(x, h)
+        return h
+"""
+
+
+@pytest.mark.parametrize(
+    ("owner", "reset", "expected"),
+    [
+        ("ReasoningUnit", "self.unit.history = []", []),
+        ("ReasoningUnit", "self.unit.history.clear()", []),
+        ("ReasoningUnit", "self.unit.states = []", [(13, "TL001")]),  # another attribute
+        ("Recorder", "self.unit.history = []", [(13, "TL001")]),  # a module that does not name the class
+    ],
+)
+def test_a_list_its_owner_in_another_module_empties_on_every_call(
+    tmp_path: Path, owner: str, reset: str, expected: list[tuple[int, str]]
+) -> None:
+    """A parent model in another module that empties its unit's list at the start of its own
+    forward bounds the list, as a parent in the same module does."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    unit = tmp_path / "pkg" / "unit.py"
+    unit.write_text(REASONING_UNIT, encoding="utf-8")
+    model = REASONING_MODEL.replace("OWNER", owner).replace("RESET", reset)
+    (tmp_path / "pkg" / "model.py").write_text(model, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(unit)] == expected

@@ -251,7 +251,11 @@ class Facts:
         if attribute is not None:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)
-            managed = any(attribute in cls.managed for cls in classes) or attribute in self.index.foreign_managed
+            managed = (
+                any(attribute in cls.managed for cls in classes)
+                or attribute in self.index.foreign_managed
+                or self._emptied_by_another_module(classes, attribute)
+            )
             if managed and not (
                 reset_only_when_run_starts(self.index, unit.cls, attribute)
                 or reset_only_while_built(self.index, unit.cls, attribute, private=True)
@@ -303,6 +307,13 @@ class Facts:
                 return ("closure" if owner is not unit else "local"), "managed"
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
+
+    def _emptied_by_another_module(self, classes: list[ClassInfo], attribute: str) -> bool:
+        """`self.mac_unit.history = []` in the module of the model that holds the unit: emptied by
+        its owner on each call, as a parent in this module would (`foreign_managed`)."""
+        if self.project is None or self.path is None:
+            return False
+        return any(self.project.emptied_elsewhere(self.path, attribute, cls.name) for cls in classes)
 
     def _attribute_kind_anywhere(self, attribute: str) -> str | None:
         """The kind of an attribute of an object whose class is not known here: from every

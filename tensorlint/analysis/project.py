@@ -29,6 +29,14 @@ _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)
 _MAX_RE_EXPORTS = 3  # a package re-exporting a subpackage's re-export; import cycles stop here
 # An indented `def`: a method (or a nested function; a superset is enough to tell one definer).
 _METHOD_DEFINITION = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# `self.unit.history = []` (or `None`), `unit.history.clear()`, `del unit.history[:]`: an object's
+# attribute emptied from outside it (an attribute of `self` itself is its class's own business).
+_FOREIGN_EMPTYING = re.compile(
+    r"(?<!\bself)\.(\w+)[ \t]*=[ \t]*(?:\[[ \t]*\]|\{[ \t]*\}|list\(\)|dict\(\)|None)[ \t]*(?:#.*)?$"
+    r"|(?<!\bself)\.(\w+)\.clear\(\)"
+    r"|\bdel[ \t]+(?!self\.\w+\[)[\w.]+\.(\w+)\[[ \t]*:[ \t]*\]",
+    re.MULTILINE,
+)
 # A project larger than this is not scanned for a method's definers: the scan reads every module,
 # and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
@@ -38,6 +46,12 @@ _NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "
 # How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
 # which it imports, never imports it back.
 Analyzer = Callable[[cst.Module, Path, "Project"], Facts]
+
+
+@dataclass(frozen=True)
+class _Scan:
+    methods: dict[str, list[Path]]  # method name -> the files that may define it
+    emptied: dict[str, list[Path]]  # attribute name -> the files that empty it on an object not `self`
 
 
 @dataclass(frozen=True)
@@ -68,7 +82,7 @@ class Project:
         self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
         self._probed_files: dict[Path, bool] = {}
         self._probed: dict[Path, bool] = {}
-        self._methods: dict[Path, dict[str, list[Path]]] = {}  # project root -> method name -> files
+        self._scans: dict[Path, _Scan | None] = {}  # project root -> its text scan
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -99,26 +113,36 @@ class Project:
         (`self.logger.log_stat(...)` on a logger handed in, of a class no import names), if one does.
         The result cache records the module found: a second definer added elsewhere later is seen
         when that module or the importer changes, or without the cache."""
-        paths = self._method_definers(importer, method)
+        scan = self._scan(importer)
+        paths = scan.methods.get(method, []) if scan is not None else []
         if len(paths) != 1 or paths[0] == importer.resolve():
             return None
         self.loaded.add(paths[0])
         return self._analyzed(paths[0], analyze)
 
-    def _method_definers(self, importer: Path, method: str) -> list[Path]:
-        """The files below the project's root that may define `method`, by a text scan of every
-        module of the project made once per project. None for a tree without a root marker (the
-        scan would have no end) or larger than `_MAX_SCANNED_MODULES` modules or
-        `_MAX_SCANNED_ENTRIES` files and folders."""
+    def emptied_elsewhere(self, importer: Path, attribute: str, owner_class: str) -> bool:
+        """Whether another module of the project that names `owner_class` empties the attribute
+        of an object it holds (`self.mac_unit.history = []`, `unit.history.clear()`, `del
+        unit.history[:]`): a parent that resets its child's list on every call."""
+        scan = self._scan(importer)
+        for path in scan.emptied.get(attribute, []) if scan is not None else []:
+            if path != importer.resolve() and owner_class in self._text(path):
+                self.loaded.add(path)
+                return True
+        return False
+
+    def _scan(self, importer: Path) -> _Scan | None:
+        """The text scan of every module below the importer's project root, made once per project.
+        None for a tree without a root marker (the scan would have no end) or larger than
+        `_MAX_SCANNED_MODULES` modules or `_MAX_SCANNED_ENTRIES` files and folders."""
         root = self._search_bases(self._folder(importer))[-1]
         if not self._is_root(root):
-            return []
-        methods = self._methods.get(root)
-        if methods is None:
-            methods = self._methods[root] = self._scan_methods(root)
-        return methods.get(method, [])
+            return None
+        if root not in self._scans:
+            self._scans[root] = self._scan_project(root)
+        return self._scans[root]
 
-    def _scan_methods(self, root: Path) -> dict[str, list[Path]]:
+    def _scan_project(self, root: Path) -> _Scan | None:
         modules: list[Path] = []
         entries = 0
         for folder, subfolders, files in os.walk(root):
@@ -126,12 +150,15 @@ class Project:
             modules += [Path(folder, name) for name in files if name.endswith(".py")]
             entries += len(subfolders) + len(files)
             if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
-                return {}
-        methods: dict[str, list[Path]] = {}
+                return None
+        scan = _Scan({}, {})
         for path in modules:
-            for name in set(_METHOD_DEFINITION.findall(self._text(path))):
-                methods.setdefault(name, []).append(path)
-        return methods
+            text = self._text(path)
+            for name in set(_METHOD_DEFINITION.findall(text)):
+                scan.methods.setdefault(name, []).append(path.resolve())
+            for name in {"".join(names) for names in _FOREIGN_EMPTYING.findall(text)}:
+                scan.emptied.setdefault(name, []).append(path.resolve())
+        return scan
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
         """The files `module_name` may mean for `importer`, resolved once per folder: resolving
