@@ -333,6 +333,13 @@ def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) ->
     if isinstance(container, cst.Name):
         owner = _binding_unit(unit, container.value) or facts.index.module_unit
         return owner.bindings.get(container.value, [])
+    if isinstance(container, cst.Attribute):  # `instances.ids`, of an object whose class is not known
+        name = container.attr.value
+        classes = facts.index.classes.values()
+        return [
+            *facts.index.foreign_attributes.get(name, []),
+            *(v for c in classes for v, _ in c.attribute_values.get(name, [])),
+        ]
     return []
 
 
