@@ -28,7 +28,8 @@ class DelLoopVariable(Rule):
     Not reported: loops over a DataLoader, a generator or any call whose result the file
     does not show to be a container (the loop variable may then be the last reference, and
     `del` frees it, as in `for batch in loader: ...; del batch`); a loop variable rebound in
-    the body before the `del` (`t = t.cuda()` makes a new tensor that `del` does free); keys
+    the body before the `del` (`t = t.cuda()` makes a new tensor that `del` does free); an item
+    the body replaces in the container (`optimizers[i] = wrapped`: `del` drops its last reference); keys
     of a dict; a loop that only deletes, over a local container, at the end of its function (the
     items go with the container when the call returns, right after the loop).
 
@@ -128,7 +129,7 @@ class DelLoopVariable(Rule):
         if not held:
             return
         container, names = held
-        if _dies_after(unit, loop, container):
+        if _dies_after(unit, loop, container) or _replaces_items(loop, container):
             return
         rebound = _assigned_in(loop.body)
         for node in own_nodes(loop.body):
@@ -182,6 +183,17 @@ def _held_targets(
     if kind is None or kind == "dict":
         return None  # iterating a dict gives its keys
     return iterable, _names(target)
+
+
+def _replaces_items(loop: cst.For, container: cst.BaseExpression) -> bool:
+    """`optimizers[i] = wrapped` in the body: the container no longer holds the item, and `del`
+    drops what may be its last reference."""
+    held = dotted_name(container)
+    return held is not None and any(
+        isinstance(node, cst.Assign)
+        and any(isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) == held for t in node.targets)
+        for node in own_nodes(loop.body)
+    )
 
 
 def _dies_after(unit: Unit, loop: cst.For, container: cst.BaseExpression) -> bool:
