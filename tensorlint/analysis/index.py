@@ -25,7 +25,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
-from tensorlint.analysis.walk import SCOPES, children, walk
+from tensorlint.analysis.walk import SCOPES, children, contains, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 _Handler = Callable[[Any, Any], None]  # _Indexer.visit_X or leave_X, unbound
@@ -1014,9 +1014,14 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
 
 
 def run_once_calls(caller: Unit) -> set[int]:
-    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
+    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`), or
+    under a one-shot flag that the guarded block clears (`if restore: self.restore(); restore =
+    False`: the first iteration only)."""
     once: set[int] = set()
-    for node, _ in placed(caller, cst.If):
+    for node, place in placed(caller, cst.If):
+        if _clears_its_flag(node, place.loops):
+            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+            continue
         guarded = _lazily_set(node.test)
         if guarded is None or "." not in guarded:
             continue
@@ -1028,6 +1033,24 @@ def run_once_calls(caller: Unit) -> set[int]:
         if guarded in assigned:
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bool:
+    """`if flag:` (or `if self.flag:`) whose block sets the flag to `False`, `None` or 0, and that
+    no loop around it sets again (`dirty = True` per batch would make it run on many batches)."""
+    flag = dotted_name(node.test)
+    if flag is None:
+        return False
+    clears = sets = False
+    scopes: tuple[cst.CSTNode, ...] = loops or (node.body,)
+    for inner in (inner for scope in scopes for inner in walk(scope, into_functions=False)):
+        if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == flag for t in inner.targets):
+            cleared = (isinstance(inner.value, cst.Name) and inner.value.value in ("False", "None")) or (
+                isinstance(inner.value, cst.Integer) and inner.value.value == "0"
+            )
+            clears = clears or (cleared and contains(node.body, inner))
+            sets = sets or not cleared
+    return clears and not sets
 
 
 def _own_methods_called(caller: Unit, body: cst.CSTNode) -> list[cst.FunctionDef]:

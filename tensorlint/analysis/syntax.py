@@ -31,6 +31,7 @@ from tensorlint.analysis.index import (
     method_of,
     placed,
     qualified_name,
+    run_once_calls,
     runs_per_batch,
     spread_repeating_roles,
     steps_once,
@@ -443,7 +444,10 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
             if not is_training_iteration(loop, caller, index.imports):
                 continue
             made_per_iteration: set[str] | None = None
+            once = run_once_calls(caller)  # `if restore: self.restore(); restore = False`
             for call in loop_calls(caller, loop):
+                if id(call) in once:
+                    continue
                 callee = _called_unit(call, caller, index)
                 if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
                     continue
