@@ -228,6 +228,11 @@ class Facts:
                 return False
         return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
 
+    def is_numpy_array(self, unit: Unit, container: cst.BaseExpression) -> bool:
+        """Whether every assignment makes the container a NumPy array (`np.zeros(n)`)."""
+        values = _assigned_values(self, unit, container)
+        return bool(values) and all(_kind(self.imports, v) == "numpy" for v in values)
+
     def preallocated(self, unit: Unit, container: cst.BaseExpression) -> bool:
         """Whether every assignment makes the container a list of placeholders, one slot per step to
         come (`history = [None] * steps`): writing a new slot each step keeps every value."""
@@ -502,6 +507,14 @@ def _one_key(expr: cst.Subscript) -> bool:
     return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
 
 
+# NumPy arrays made to be written into: an item assigned is converted to a number (a tensor that
+# requires grad cannot even be), so they keep no tensor and no graph.
+_NUMPY_ARRAYS = frozenset(
+    ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "array", "asarray",
+     "load", "arange", "linspace", "concatenate", "stack"]
+)  # fmt: skip
+
+
 def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
     """What the assignments to a container make it; None when they do not say."""
     kinds = {_kind(imports, v) for v in values}
@@ -517,6 +530,9 @@ def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | No
 
 
 def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
+    if isinstance(value, cst.IfExp):  # `np.zeros(n) if path is None else np.load(path)`
+        kind = _kind(imports, value.body)
+        return kind if kind == _kind(imports, value.orelse) else None
     if isinstance(value, (cst.List, cst.ListComp)) or (
         isinstance(value, cst.BinaryOperation) and isinstance(value.left, cst.List)  # [None] * n
     ):
@@ -549,4 +565,6 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
             return "tensor"
+        if qualified.startswith("numpy.") and last in _NUMPY_ARRAYS:
+            return "numpy"
     return None

@@ -1162,6 +1162,8 @@ class _Walker:
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
         elif isinstance(target, cst.Subscript):
+            if self.facts.is_numpy_array(self.unit, target.value):
+                return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
             repeated = bool(self.loops) or self.unit.called_per_batch
             if (
                 self._writes_into_buffer(target.value)
