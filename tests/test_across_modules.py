@@ -759,3 +759,64 @@ def test_a_list_its_owner_in_another_module_empties_on_every_call(
     model = REASONING_MODEL.replace("OWNER", owner).replace("RESET", reset)
     (tmp_path / "pkg" / "model.py").write_text(model, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(unit)] == expected
+
+
+EVALUATION = """\
+import torch
+
+
+def evaluate(model, loader):
+    outputs = []
+    for x, _ in loader:
+        outputs.append(model(x))
+    return torch.cat(outputs)
+
+
+class Predictor:
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, loader):
+        scores = []
+        for x in loader:
+            scores.append(self.model(x).softmax(-1))
+        return scores
+"""
+
+EVALUATING_SCRIPT = """\
+import torch
+
+from pkg.evaluation import Predictor, evaluate
+
+
+def main(model, val_loader):
+    predictor = Predictor(model)
+    CALLS
+"""
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ("with torch.no_grad():\n        evaluate(model, val_loader)\n        predictor.predict(val_loader)", []),
+        ("with torch.inference_mode():\n        return evaluate(model, val_loader), predictor.predict(val_loader)", []),
+        ("evaluate(model, val_loader)\n    predictor.predict(val_loader)", [(7, "TL004"), (18, "TL004")]),
+        (
+            "with torch.no_grad():\n        evaluate(model, val_loader)\n    evaluate(model, val_loader)",
+            [(7, "TL004"), (18, "TL004")],
+        ),
+        ("pass", [(7, "TL004"), (18, "TL004")]),  # no caller: judged with gradients on
+    ],
+)
+def test_an_evaluation_that_every_caller_in_another_module_runs_under_no_grad(
+    tmp_path: Path, calls: str, expected: list[tuple[int, str]]
+) -> None:
+    """A loop that keeps each batch's outputs records no graph when every call of it in the
+    project runs under `no_grad`, as when its own module shows those calls."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    evaluation = tmp_path / "pkg" / "evaluation.py"
+    evaluation.write_text(EVALUATION, encoding="utf-8")
+    (tmp_path / "pkg" / "run.py").write_text(EVALUATING_SCRIPT.replace("CALLS", calls), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(evaluation)] == expected

@@ -485,12 +485,19 @@ class _Walker:
     def _called_only_under_no_grad(self) -> bool:
         """Every call of this function or method in the file runs under `no_grad` (`with
         torch.no_grad(): pred = model.inference(g, x)`): its author runs it without history. One
-        the file never calls is judged with gradients on; `forward` and `__call__` are called
-        through the object, not by name."""
+        with a loop that the file never calls, every call by its name in the project's other
+        modules (none: judged with gradients on); `forward` and `__call__` are called through the
+        object, not by name."""
         unit = self.unit
         if not isinstance(unit.node, cst.FunctionDef) or unit.name.startswith("__") or unit.name == "forward":
             return False
         calls = calls_under_no_grad(self.index, unit.name)
+        project, path = self.facts.project, self.facts.path
+        if not calls and unit.has_loop and project is not None and path is not None:
+            # Called from other modules only (`evaluate(model, loader)` in train.py, inside `with
+            # torch.no_grad():`): every call the project shows by that name.
+            owner = unit.cls.name if unit.cls is not None else None
+            calls = project.calls_under_no_grad(path, unit.name, owner)
         return bool(calls) and all(calls)
 
     def _decorated_no_grad(self) -> bool:

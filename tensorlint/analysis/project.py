@@ -8,10 +8,11 @@ per process, and never executed.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +36,21 @@ _FOREIGN_EMPTYING = re.compile(
     r"(?<!\bself)\.(\w+)[ \t]*=[ \t]*(?:\[[ \t]*\]|\{[ \t]*\}|list\(\)|dict\(\)|None)[ \t]*(?:#.*)?$"
     r"|(?<!\bself)\.(\w+)\.clear\(\)"
     r"|\bdel[ \t]+(?!self\.\w+\[)[\w.]+\.(\w+)\[[ \t]*:[ \t]*\]",
-    re.MULTILINE,
 )
+# What such a line ends with, found first: the pattern above is slow to try at every position.
+_EMPTYING = re.compile(r"=[ \t]*(?:\[[ \t]*\]|\{[ \t]*\}|list\(\)|dict\(\)|None)|\.clear\(\)|\[[ \t]*:[ \t]*\]")
+
+
+def _emptied_attributes(text: str) -> Iterator[str]:
+    for match in _EMPTYING.finditer(text):
+        start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
+        for names in _FOREIGN_EMPTYING.findall(text[start : end if end >= 0 else len(text)]):
+            yield "".join(names)
+
+
+_NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+_MAX_SCANNED_FOR_CALLS = 400
+_CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
 # A project larger than this is not scanned for a method's definers: the scan reads every module,
 # and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
@@ -48,10 +62,34 @@ _NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "
 Analyzer = Callable[[cst.Module, Path, "Project"], Facts]
 
 
-@dataclass(frozen=True)
 class _Scan:
-    methods: dict[str, list[Path]]  # method name -> the files that may define it
-    emptied: dict[str, list[Path]]  # attribute name -> the files that empty it on an object not `self`
+    """The modules below a folder, and what a text scan of them finds, each scan made when first asked."""
+
+    def __init__(self, modules: list[Path], text: Callable[[Path], str]) -> None:
+        self.modules = modules
+        self._text = text
+        self._indexes: dict[Callable[[str], Iterable[str]], dict[str, list[Path]]] = {}
+
+    def _index(self, names_in: Callable[[str], Iterable[str]]) -> dict[str, list[Path]]:
+        found = self._indexes.get(names_in)
+        if found is None:
+            found = self._indexes[names_in] = {}
+            for path in self.modules:
+                for name in set(names_in(self._text(path))):
+                    found.setdefault(name, []).append(path)
+        return found
+
+    def defining(self, method: str) -> list[Path]:
+        """The files that may define a method so named."""
+        return self._index(_METHOD_DEFINITION.findall).get(method, [])
+
+    def emptying(self, attribute: str) -> list[Path]:
+        """The files that may empty an attribute so named on an object other than `self`."""
+        return self._index(_emptied_attributes).get(attribute, [])
+
+    def calling(self, name: str) -> list[Path]:
+        """The files that may call a function or method so named."""
+        return self._index(_CALLED_NAME.findall).get(name, [])
 
 
 @dataclass(frozen=True)
@@ -82,7 +120,8 @@ class Project:
         self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
         self._probed_files: dict[Path, bool] = {}
         self._probed: dict[Path, bool] = {}
-        self._scans: dict[Path, _Scan | None] = {}  # project root -> its text scan
+        self._scans: dict[Path, _Scan | None] = {}  # project root (or a folder of it) -> its text scan
+        self._no_grad_calls: dict[Path, dict[str, list[bool]]] = {}  # file -> name -> each call under no_grad?
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -114,7 +153,7 @@ class Project:
         The result cache records the module found: a second definer added elsewhere later is seen
         when that module or the importer changes, or without the cache."""
         scan = self._scan(importer)
-        paths = scan.methods.get(method, []) if scan is not None else []
+        paths = scan.defining(method) if scan is not None else []
         if len(paths) != 1 or paths[0] == importer.resolve():
             return None
         self.loaded.add(paths[0])
@@ -125,22 +164,60 @@ class Project:
         of an object it holds (`self.mac_unit.history = []`, `unit.history.clear()`, `del
         unit.history[:]`): a parent that resets its child's list on every call."""
         scan = self._scan(importer)
-        for path in scan.emptied.get(attribute, []) if scan is not None else []:
+        for path in scan.emptying(attribute) if scan is not None else []:
             if path != importer.resolve() and owner_class in self._text(path):
                 self.loaded.add(path)
                 return True
         return False
 
+    def calls_under_no_grad(self, importer: Path, name: str, owner: str | None) -> list[bool]:
+        """For each call of a function or method so named in the other modules of the importer's
+        project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs
+        under `no_grad` or `inference_mode`. For a method, only modules that name its class
+        (`owner`) count. The modules of the importer's folder decide when some call it (a
+        repository of examples has a `SAGE.inference` in each); else those of the whole project,
+        up to `_MAX_SCANNED_FOR_CALLS` modules (reading them all costs more than a file's check)."""
+        root = self._search_bases(self._folder(importer))[-1]
+        if not self._is_root(root):
+            return []
+        here = importer.resolve()
+        for folder in (here.parent, root):
+            scan = self._scan_of(folder)
+            if scan is None or (folder == root and len(scan.modules) > _MAX_SCANNED_FOR_CALLS):
+                continue
+            callers = [p for p in scan.calling(name) if p != here]
+            callers = [p for p in callers if owner is None or owner in self._text(p)]
+            found: list[bool] = []
+            for path in callers:
+                self.loaded.add(path)
+                if not _NO_GRAD_WORDS.search(self._text(path)):
+                    return [False]  # a module that never turns gradients off calls it with them on
+                found += self._grad_free_calls(path).get(name, [])
+            if found:
+                return found
+        return []
+
+    def _grad_free_calls(self, path: Path) -> dict[str, list[bool]]:
+        calls = self._no_grad_calls.get(path)
+        if calls is None:
+            calls = self._no_grad_calls[path] = calls_under_no_grad_in(self._text(path))
+        return calls
+
     def _scan(self, importer: Path) -> _Scan | None:
-        """The text scan of every module below the importer's project root, made once per project.
-        None for a tree without a root marker (the scan would have no end) or larger than
-        `_MAX_SCANNED_MODULES` modules or `_MAX_SCANNED_ENTRIES` files and folders."""
+        """The text scan of every module below the importer's project root, made once per project;
+        of the importer's own folder where the project is larger than `_MAX_SCANNED_MODULES`
+        modules or `_MAX_SCANNED_ENTRIES` files and folders (an example of a large repository and
+        the script beside it that runs it). None for a tree without a root marker (the scan would
+        have no end) or a folder that large too."""
         root = self._search_bases(self._folder(importer))[-1]
         if not self._is_root(root):
             return None
-        if root not in self._scans:
-            self._scans[root] = self._scan_project(root)
-        return self._scans[root]
+        return self._scan_of(root) or self._scan_of(self._folder(importer))
+
+    def _scan_of(self, folder: Path) -> _Scan | None:
+        if folder not in self._scans:
+            self._scans[folder] = self._scan_project(folder)
+        return self._scans[folder]
 
     def _scan_project(self, root: Path) -> _Scan | None:
         modules: list[Path] = []
@@ -151,14 +228,7 @@ class Project:
             entries += len(subfolders) + len(files)
             if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
                 return None
-        scan = _Scan({}, {})
-        for path in modules:
-            text = self._text(path)
-            for name in set(_METHOD_DEFINITION.findall(text)):
-                scan.methods.setdefault(name, []).append(path.resolve())
-            for name in {"".join(names) for names in _FOREIGN_EMPTYING.findall(text)}:
-                scan.emptied.setdefault(name, []).append(path.resolve())
-        return scan
+        return _Scan(modules, self._text)  # below a resolved folder: resolved paths
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
         """The files `module_name` may mean for `importer`, resolved once per folder: resolving
@@ -308,6 +378,43 @@ class Project:
         for facts in self._dropped:
             facts.index.release()
         self._dropped.clear()
+
+
+def calls_under_no_grad_in(source: str) -> dict[str, list[bool]]:
+    """Every call in the source by the name it calls (`f(...)`, `obj.f(...)`), and whether it runs
+    under `no_grad`/`inference_mode` (a `with` block or a decorated function). Python's parser: a
+    module read only for this need not be parsed by LibCST."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, list[bool]] = {}
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, quiet = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            decorators = node.decorator_list if not isinstance(node, ast.Lambda) else []
+            quiet = any(_stops_grad(d) for d in decorators)  # a body runs when called, not where defined
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(_stops_grad(i.context_expr) for i in node.items):
+            stack += [(child, True) for child in node.body]
+            continue
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name is not None:
+                found.setdefault(name, []).append(quiet)
+        stack += [(child, quiet) for child in ast.iter_child_nodes(node)]
+    return found
+
+
+def _stops_grad(expr: ast.expr) -> bool:
+    """`torch.no_grad()`, `th.inference_mode()`, `@torch.no_grad`, `torch.set_grad_enabled(False)`."""
+    call = expr if isinstance(expr, ast.Call) else None
+    func = call.func if call is not None else expr
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name == "set_grad_enabled" and call is not None:
+        return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+    return name in ("no_grad", "inference_mode")
 
 
 def _size(path: Path) -> int:

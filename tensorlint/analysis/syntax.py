@@ -836,16 +836,15 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
     """For each call in the file of a function or method so named (`evaluate(...)`,
     `model.inference(...)`), whether it runs under `no_grad` or `inference_mode` (in the block, or
     in a function decorated with it). The calls are found once per module, when first asked."""
-    if not index.names_no_grad:
-        return []  # no call runs under it: most modules, answered without walking them
     if index.calls_under_no_grad is None:
         index.calls_under_no_grad = {}
         for unit in index.units:
-            decorated, inside = decorated_no_grad(unit), NoGrad(unit)
+            decorated = decorated_no_grad(unit)
+            inside = NoGrad(unit).nodes if index.names_no_grad else set()
             for call, _ in placed(unit, cst.Call):
                 called = callee_name(call)
                 if called is not None:
-                    index.calls_under_no_grad.setdefault(called, []).append(decorated or id(call) in inside.nodes)
+                    index.calls_under_no_grad.setdefault(called, []).append(decorated or id(call) in inside)
     return index.calls_under_no_grad.get(name, [])
 
 
