@@ -116,18 +116,22 @@ class TensorKeptInForward(Rule):
 
     Not reported: containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class or by the object that owns it
-    (`del self.child.feats[:]`; `if name not in acts: acts[name] = []` only creates a missing
+    (`del self.child.feats[:]`, also from another module of the project that names the class:
+    `self.unit.history = []` in the model's forward; `if name not in acts: acts[name] = []` only creates a missing
     list, it empties none), a helper's list that every step calling it empties on every path
     (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
     over `range(...)`, over an attribute of `self` or over `model.named_parameters()`), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
-    dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`), registered buffers
+    dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
+    file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), local lists (other than a
     loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
-    argument, `activation[name] = output` in a hook factory), detached values that a meter,
+    argument, `activation[name] = output` in a hook factory) or takes a few values over a run (a
+    setting with a literal default, `keyshift=0`; a size read off an object,
+    `context.max_sequence_length`), detached values that a meter,
     metric (other than a torchmetrics list state) or step collects until it is emptied
     (Lightning's `validation_step_outputs` cleared in `on_validation_epoch_end`, a meter made
     afresh each epoch, a dict the loop makes at the top of each epoch) or keeps in host memory

@@ -68,7 +68,8 @@ class ClosureCapturesTensor(Rule):
     intermediate tensor (it lives as long as that tensor's graph), closures that capture only
     Python values, modules, functions (a name the closure calls) or `self` (a `partial` that binds
     the object's own buffer, `weight=self.class_weights`), hooks whose handle the call removes
-    before it returns (`handle.remove()`, `for h in handles: h.remove()`), default arguments
+    before it returns (`handle.remove()`, `for h in handles: h.remove()`, also for handles made by
+    a comprehension: `hooks = [m.register_forward_hook(fn) for m in layers]`), default arguments
     bound to Python values (`lambda s=loss.item(): s`), and closures put in the function's own
     list or dict when that container is not returned, stored or captured by a closure that is:
     all die with the call. A class defined in a function whose methods read only the function's

@@ -122,11 +122,13 @@ class GraphAccumulatedInLoop(Rule):
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
     decorator; also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
     and a function or method whose every call in the file runs under them: `with
-    torch.no_grad(): pred = model.inference(g, x)`), including a loss computed before the block and written there into a stats tensor
+    torch.no_grad(): pred = model.inference(g, x)`; for one with a loop that its file never
+    calls, every call by its name in the project's other modules, those beside it first), including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
-    are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, per-layer outputs collected in
+    are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, items written into a
+    NumPy array (`self.q_values[i] = ...` with `np.zeros(n)`: NumPy stores a number), per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
     (`h = cell(x, h)`) in a loop that does not feed data (one graph unrolled over time steps;
     over batches, each batch's loss is still added with its graph), lists filled by a loop that does not

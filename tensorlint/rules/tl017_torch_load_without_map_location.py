@@ -52,8 +52,9 @@ class TorchLoadWithoutMapLocation(Rule):
     measured on an NVIDIA H200, invisible to `torch.cuda.memory_allocated()`.
 
     Not reported: loads that pass `map_location` (any value, a variable too), loads that run once
-    (at module level, in `__init__`, before the loop, behind `if self.x is None:` or
-    `if step == 0:`), loads of in-memory buffers (`io.BytesIO`), and loads whose content the
+    (at module level, in `__init__`, before the loop, behind `if self.x is None:`,
+    `if step == 0:` or a flag its block clears: `if restore: self.restore(); restore = False`),
+    loads in pytest tests (a `test_` function is not a collate function, whatever its name says), loads of in-memory buffers (`io.BytesIO`), and loads whose content the
     code does not show to be a checkpoint or GPU tensors, such as per-sample feature files read in
     `__getitem__`: most are saved from the CPU (the one such load in 60 training repositories,
     Pytorch-UNet's `load_image`, calls `.numpy()` on it, which a CUDA tensor would refuse), and
