@@ -174,16 +174,17 @@ class Project:
         """For each call of a function or method so named in the other modules of the importer's
         project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs
         under `no_grad` or `inference_mode`. For a method, only modules that name its class
-        (`owner`) count. The modules of the importer's folder decide when some call it (a
-        repository of examples has a `SAGE.inference` in each); else those of the whole project,
-        up to `_MAX_SCANNED_FOR_CALLS` modules (reading them all costs more than a file's check)."""
+        (`owner`) count. The modules below the importer's folder decide when some call it (a
+        repository of examples has a `SAGE.inference` in each); else those of the whole project.
+        Either is read only up to `_MAX_SCANNED_FOR_CALLS` modules (reading more costs more than
+        a file's check)."""
         root = self._search_bases(self._folder(importer))[-1]
         if not self._is_root(root):
             return []
         here = importer.resolve()
         for folder in (here.parent, root):
             scan = self._scan_of(folder)
-            if scan is None or (folder == root and len(scan.modules) > _MAX_SCANNED_FOR_CALLS):
+            if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
                 continue
             callers = [p for p in scan.calling(name) if p != here]
             callers = [p for p in callers if owner is None or owner in self._text(p)]
