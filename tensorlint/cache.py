@@ -21,7 +21,7 @@ from typing import Any
 
 import tensorlint
 from tensorlint.findings import Applicability, CellLocation, Edit, Finding, Fix, Location
-from tensorlint.source import read_regular_file
+from tensorlint.source import NOT_THE_PROJECTS, read_regular_file
 
 CACHE_DIR_NAME = ".tensorlint_cache"
 _FORMAT = 2  # bump when the stored shape changes
@@ -131,10 +131,30 @@ class ResultCache:
 
 
 def _file_digest(path: Path) -> str:
+    if path.is_dir():
+        return _folder_digest(path)
     try:
         return hashlib.blake2b(read_regular_file(path), digest_size=16).hexdigest()
     except OSError:
         return ""  # gone or unreadable: differs from any stored digest
+
+
+_FOLDER_DIGESTS: dict[Path, str] = {}
+
+
+def _folder_digest(folder: Path) -> str:
+    """The Python modules below a folder, by path: a project a file's findings were read from
+    (callers of its functions, owners that empty its lists) changes when a module is added or
+    removed there. Once per process: a run does not see its tree change."""
+    digest = _FOLDER_DIGESTS.get(folder)
+    if digest is None:
+        found = hashlib.blake2b(digest_size=16)
+        for parent, subfolders, files in os.walk(folder):
+            subfolders[:] = sorted(f for f in subfolders if not f.startswith(".") and f not in NOT_THE_PROJECTS)
+            for name in sorted(f for f in files if f.endswith(".py")):
+                found.update(os.path.join(parent, name).encode(errors="surrogateescape") + b"\0")
+        digest = _FOLDER_DIGESTS[folder] = found.hexdigest()
+    return digest
 
 
 def _record(finding: Finding) -> list[Any]:

@@ -61,6 +61,8 @@ def is_test_code(filename: str, source: str) -> bool:
 
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# Folders inside a project's tree that hold no module of it (hidden folders neither).
+NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
 
 
 def _folders_in_project(path: Path) -> tuple[str, ...]:

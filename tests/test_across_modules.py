@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tensorlint.engine import lint_file
+from tensorlint.analysis.project import Project
+from tensorlint.engine import lint_file, lint_source
 
 HELPERS = """\
 class AverageMeter:
@@ -67,6 +68,12 @@ def _project(tmp_path: Path, module: str, helpers_at: str) -> Path:
 
 def _found(path: Path) -> list[tuple[int, str, str]]:
     return [(f.location.row, f.code or "", f.message) for f in lint_file(path)]
+
+
+def _found_afresh(path: Path) -> list[tuple[int, str, str]]:
+    """As `_found`, with the project read anew (a run reads it once: this test changes it)."""
+    found = lint_source(path.read_text(encoding="utf-8"), str(path), project=Project())
+    return [(f.location.row, f.code or "", f.message) for f in found]
 
 
 def test_relative_import_of_a_helper_class_and_function(tmp_path: Path) -> None:
@@ -311,7 +318,9 @@ def test_the_cache_forgets_a_file_when_a_module_it_imports_changes(tmp_path: Pat
     assert rows() == ["pkg/train.py:14:9", "pkg/train.py:16:9"]  # from the cache
     [store] = (tmp_path / "cache").glob("results-*.json")
     entry = json.loads(store.read_text(encoding="utf-8"))[str(train.absolute())]
-    assert [Path(dependency).name for dependency, _ in entry[2]] == ["utils.py"]  # what invalidates it
+    # What invalidates it: the module its import resolves to, and the project's folder, whose
+    # modules were read for the callers of `train` (a module added there may call it).
+    assert [Path(dependency).name for dependency, _ in entry[2]] == [tmp_path.name, "utils.py"]
     helpers = tmp_path / "pkg" / "utils.py"
     helpers.write_text(helpers.read_text(encoding="utf-8").replace("self.sum += val * n", "self.sum += float(val) * n"))
     assert rows() == ["pkg/train.py:16:9"]
@@ -806,6 +815,11 @@ def main(model, val_loader):
             [(7, "TL004"), (18, "TL004")],
         ),
         ("pass", [(7, "TL004"), (18, "TL004")]),  # no caller: judged with gradients on
+        (  # gradients turned back on inside the block
+            "with torch.no_grad():\n        with torch.enable_grad():\n            evaluate(model, val_loader)",
+            [(7, "TL004"), (18, "TL004")],
+        ),
+        ("with torch.inference_mode(False):\n        evaluate(model, val_loader)", [(7, "TL004"), (18, "TL004")]),
     ],
 )
 def test_an_evaluation_that_every_caller_in_another_module_runs_under_no_grad(
@@ -820,3 +834,64 @@ def test_an_evaluation_that_every_caller_in_another_module_runs_under_no_grad(
     evaluation.write_text(EVALUATION, encoding="utf-8")
     (tmp_path / "pkg" / "run.py").write_text(EVALUATING_SCRIPT.replace("CALLS", calls), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(evaluation)] == expected
+
+
+def test_a_caller_beside_the_function_does_not_hide_one_elsewhere_in_the_project(tmp_path: Path) -> None:
+    """A validation module beside the function runs it under `no_grad`; the training script at
+    the project's root runs it with gradients on: the loop keeps every batch's graph there."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    evaluation = tmp_path / "pkg" / "evaluation.py"
+    evaluation.write_text(EVALUATION, encoding="utf-8")
+    quiet = "with torch.no_grad():\n        evaluate(model, val_loader)"
+    (tmp_path / "pkg" / "validate.py").write_text(EVALUATING_SCRIPT.replace("CALLS", quiet), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(evaluation)] == [(18, "TL004")]
+    loud = "evaluate(model, val_loader)"
+    (tmp_path / "train.py").write_text(EVALUATING_SCRIPT.replace("CALLS", loud), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(evaluation)] == [(7, "TL004"), (18, "TL004")]
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        REASONING_MODEL.replace("OWNER", "ReasoningUnit")
+        .replace("RESET", "pass")
+        .replace(
+            "self.unit = ReasoningUnit()", "self.unit = ReasoningUnit()\n        self.unit.history = []"
+        ),  # emptied once, when the model is built
+        '"""ReasoningUnit keeps every state: call unit.history.clear() each step."""\n',  # words, not code
+    ],
+)
+def test_an_emptying_that_does_not_run_per_call_does_not_bound_the_list(tmp_path: Path, model: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    unit = tmp_path / "pkg" / "unit.py"
+    unit.write_text(REASONING_UNIT, encoding="utf-8")
+    (tmp_path / "pkg" / "model.py").write_text(model, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(unit)] == [(13, "TL001")]
+
+
+def test_the_cache_forgets_a_file_when_a_caller_is_added_to_the_project(tmp_path: Path) -> None:
+    """Whether every caller turns gradients off is read from the project's other modules: one
+    added later with gradients on brings the finding back, cache or not."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "evaluation.py").write_text(EVALUATION, encoding="utf-8")
+    quiet = "with torch.no_grad():\n        evaluate(model, val_loader)\n        predictor.predict(val_loader)"
+    (tmp_path / "pkg" / "run.py").write_text(EVALUATING_SCRIPT.replace("CALLS", quiet), encoding="utf-8")
+    command = [sys.executable, "-m", "tensorlint", "-q", "--exit-zero", "--cache-dir", str(tmp_path / "cache")]
+
+    def rows() -> list[str]:
+        out = subprocess.run([*command, "pkg/evaluation.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+        return [line.split(": ")[0] for line in out.stdout.splitlines()]
+
+    assert rows() == []
+    assert rows() == []  # from the cache
+    (tmp_path / "pkg" / "train.py").write_text(EVALUATING_SCRIPT.replace("CALLS", "evaluate(model, val_loader)"))
+    assert rows() == ["pkg/evaluation.py:7:9"]

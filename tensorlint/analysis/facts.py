@@ -338,13 +338,10 @@ def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) ->
     if isinstance(container, cst.Name):
         owner = _binding_unit(unit, container.value) or facts.index.module_unit
         return owner.bindings.get(container.value, [])
-    if isinstance(container, cst.Attribute):  # `instances.ids`, of an object whose class is not known
-        name = container.attr.value
-        classes = facts.index.classes.values()
-        return [
-            *facts.index.foreign_attributes.get(name, []),
-            *(v for c in classes for v, _ in c.attribute_values.get(name, [])),
-        ]
+    if isinstance(container, cst.Attribute):
+        # `frame.ids`, of an object the code is handed: what the module assigns to that attribute
+        # of the objects it is handed (`frame.ids = [0] * n`), not of `self` in some class.
+        return facts.index.foreign_attributes.get(container.attr.value, [])
     return []
 
 
@@ -508,11 +505,17 @@ def _one_key(expr: cst.Subscript) -> bool:
 
 
 # NumPy arrays made to be written into: an item assigned is converted to a number (a tensor that
-# requires grad cannot even be), so they keep no tensor and no graph.
+# requires grad cannot even be), so they keep no tensor and no graph; not with `dtype=object`.
 _NUMPY_ARRAYS = frozenset(
     ["zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "array", "asarray",
      "load", "arange", "linspace", "concatenate", "stack"]
 )  # fmt: skip
+
+
+def _holds_objects(made: cst.Call) -> bool:
+    """`np.empty(n, dtype=object)`: an array of references, which keeps the tensors put in it."""
+    dtype = argument(made, "dtype")
+    return dtype is not None and (dotted_name(dtype) or "").rsplit(".", 1)[-1] in ("object", "object_", "O")
 
 
 def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | None:
@@ -565,6 +568,6 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
             return "tensor"
-        if qualified.startswith("numpy.") and last in _NUMPY_ARRAYS:
+        if qualified.startswith("numpy.") and last in _NUMPY_ARRAYS and not _holds_objects(value):
             return "numpy"
     return None

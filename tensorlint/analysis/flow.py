@@ -2185,7 +2185,7 @@ _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "l
 # A class and its names: as many keys as there are classes (`type(layer).__name__`).
 _CLASS_ATTRIBUTES = frozenset(["__class__", "__name__", "__qualname__"])
 # A size read off an object (`context.max_sequence_length`): as many keys as there are sizes.
-_SIZE_WORDS = frozenset(["len", "length", "size", "dim", "max", "min", "width", "height", "depth", "shape"])
+_SIZE_WORDS = frozenset(["len", "length", "size", "dim", "width", "height", "depth", "shape"])
 
 
 def _identity_names(node: cst.CSTNode) -> set[str]:
@@ -2200,6 +2200,8 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
         return set()
     if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len", "type"):
         return set()
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):  # `x.max()` reads `x`
+        return _identity_names(node.func.value) | {n for arg in node.args for n in _identity_names(arg)}
     if isinstance(node, cst.Name):
         return {node.value}
     if isinstance(node, cst.Attribute):
@@ -2230,7 +2232,10 @@ def _key_space_grows(param: cst.Param) -> bool:
 
 
 _PLAIN_KEY_ANNOTATIONS = _PYTHON_SCALAR_ANNOTATIONS | {"tuple", "Tuple"}
-_COUNTER_WORDS = frozenset(["id", "uid", "step", "iter", "batch", "epoch", "count", "time", "sample", "idx", "index"])
+_COUNTER_WORDS = frozenset(
+    ["id", "uid", "step", "iter", "batch", "epoch", "count", "time", "sample", "idx", "index", "pos", "position",
+     "offset", "start", "seed", "token", "frame"]
+)  # fmt: skip
 
 
 _LABEL_WORDS = frozenset(

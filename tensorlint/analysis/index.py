@@ -1014,14 +1014,9 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
 
 
 def run_once_calls(caller: Unit) -> set[int]:
-    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`), or
-    under a one-shot flag that the guarded block clears (`if restore: self.restore(); restore =
-    False`: the first iteration only)."""
+    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
     once: set[int] = set()
-    for node, place in placed(caller, cst.If):
-        if _clears_its_flag(node, place.loops):
-            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
-            continue
+    for node, _ in placed(caller, cst.If):
         guarded = _lazily_set(node.test)
         if guarded is None or "." not in guarded:
             continue
@@ -1035,16 +1030,31 @@ def run_once_calls(caller: Unit) -> set[int]:
     return once
 
 
+def first_iteration_calls(caller: Unit) -> set[int]:
+    """Calls under a local flag that the guarded block clears (`if restore: self.restore();
+    restore = False`) and that no loop around it sets again: once per call of `caller`, on the
+    first iteration of its loop, not on every iteration."""
+    once: set[int] = set()
+    for node, place in placed(caller, cst.If):
+        if place.loops and _clears_its_flag(node, place.loops):
+            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+    return once
+
+
 def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bool:
-    """`if flag:` (or `if self.flag:`) whose block sets the flag to `False`, `None` or 0, and that
-    no loop around it sets again (`dirty = True` per batch would make it run on many batches)."""
-    flag = dotted_name(node.test)
-    if flag is None:
+    """`if flag:` (a local name) whose block sets the flag to `False`, `None` or 0, and that no
+    loop around it sets otherwise (`dirty = True` or `stale += 1` per batch would make it run on
+    many batches)."""
+    if not isinstance(node.test, cst.Name):
         return False
+    flag = node.test.value
     clears = sets = False
-    scopes: tuple[cst.CSTNode, ...] = loops or (node.body,)
-    for inner in (inner for scope in scopes for inner in walk(scope, into_functions=False)):
-        if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == flag for t in inner.targets):
+    for inner in (inner for loop in loops for inner in walk(loop, into_functions=False)):
+        if isinstance(inner, cst.AugAssign) and isinstance(inner.target, cst.Name) and inner.target.value == flag:
+            sets = True
+        elif isinstance(inner, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == flag for t in inner.targets
+        ):
             cleared = (isinstance(inner.value, cst.Name) and inner.value.value in ("False", "None")) or (
                 isinstance(inner.value, cst.Integer) and inner.value.value == "0"
             )

@@ -20,7 +20,7 @@ import libcst as cst
 
 from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.parse import parse_module
-from tensorlint.source import ROOT_MARKERS, read_source
+from tensorlint.source import NOT_THE_PROJECTS, ROOT_MARKERS, read_source
 
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -42,9 +42,12 @@ _EMPTYING = re.compile(r"=[ \t]*(?:\[[ \t]*\]|\{[ \t]*\}|list\(\)|dict\(\)|None)
 
 
 def _emptied_attributes(text: str) -> Iterator[str]:
-    for match in _EMPTYING.finditer(text):
-        start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
-        for names in _FOREIGN_EMPTYING.findall(text[start : end if end >= 0 else len(text)]):
+    """The attributes that lines ending as an emptying does may empty: each such line read once
+    (a long generated line with many `=None` is not read again for each)."""
+    starts = {text.rfind("\n", 0, match.start()) + 1 for match in _EMPTYING.finditer(text)}
+    for start in starts:
+        end = text.find("\n", start)
+        for names in _FOREIGN_EMPTYING.findall(text[start : end if end >= 0 else len(text)].rstrip("\r")):
             yield "".join(names)
 
 
@@ -55,7 +58,6 @@ _CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
 # and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
 _MAX_SCANNED_ENTRIES = 50_000
-_NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
 
 # How a module found here is analysed: the walk (flow.py) passes its own, so that this module,
 # which it imports, never imports it back.
@@ -65,15 +67,16 @@ Analyzer = Callable[[cst.Module, Path, "Project"], Facts]
 class _Scan:
     """The modules below a folder, and what a text scan of them finds, each scan made when first asked."""
 
-    def __init__(self, modules: list[Path], text: Callable[[Path], str]) -> None:
+    def __init__(self, folder: Path, modules: list[Path], text: Callable[[Path], str]) -> None:
+        self.folder = folder
         self.modules = modules
         self._text = text
-        self._indexes: dict[Callable[[str], Iterable[str]], dict[str, list[Path]]] = {}
+        self._indexes: dict[str, dict[str, list[Path]]] = {}
 
-    def _index(self, names_in: Callable[[str], Iterable[str]]) -> dict[str, list[Path]]:
-        found = self._indexes.get(names_in)
+    def _index(self, kind: str, names_in: Callable[[str], Iterable[str]]) -> dict[str, list[Path]]:
+        found = self._indexes.get(kind)
         if found is None:
-            found = self._indexes[names_in] = {}
+            found = self._indexes[kind] = {}
             for path in self.modules:
                 for name in set(names_in(self._text(path))):
                     found.setdefault(name, []).append(path)
@@ -81,15 +84,15 @@ class _Scan:
 
     def defining(self, method: str) -> list[Path]:
         """The files that may define a method so named."""
-        return self._index(_METHOD_DEFINITION.findall).get(method, [])
+        return self._index("methods", _METHOD_DEFINITION.findall).get(method, [])
 
     def emptying(self, attribute: str) -> list[Path]:
         """The files that may empty an attribute so named on an object other than `self`."""
-        return self._index(_emptied_attributes).get(attribute, [])
+        return self._index("emptied", _emptied_attributes).get(attribute, [])
 
     def calling(self, name: str) -> list[Path]:
         """The files that may call a function or method so named."""
-        return self._index(_CALLED_NAME.findall).get(name, [])
+        return self._index("called", _CALLED_NAME.findall).get(name, [])
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,8 @@ class Project:
         self._probed_files: dict[Path, bool] = {}
         self._probed: dict[Path, bool] = {}
         self._scans: dict[Path, _Scan | None] = {}  # project root (or a folder of it) -> its text scan
-        self._no_grad_calls: dict[Path, dict[str, list[bool]]] = {}  # file -> name -> each call under no_grad?
+        self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
+        self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -150,22 +154,30 @@ class Project:
     def method_definer(self, importer: Path, method: str, analyze: Analyzer) -> Facts | None:
         """The analysed module of the importer's project that alone defines a method named `method`
         (`self.logger.log_stat(...)` on a logger handed in, of a class no import names), if one does.
-        The result cache records the module found: a second definer added elsewhere later is seen
-        when that module or the importer changes, or without the cache."""
+        The result cache records the module found and the folder scanned: a second definer added
+        there later is seen."""
         scan = self._scan(importer)
-        paths = scan.defining(method) if scan is not None else []
+        if scan is None:
+            return None
+        self.loaded.add(scan.folder)
+        paths = scan.defining(method)
         if len(paths) != 1 or paths[0] == importer.resolve():
             return None
         self.loaded.add(paths[0])
         return self._analyzed(paths[0], analyze)
 
     def emptied_elsewhere(self, importer: Path, attribute: str, owner_class: str) -> bool:
-        """Whether another module of the project that names `owner_class` empties the attribute
-        of an object it holds (`self.mac_unit.history = []`, `unit.history.clear()`, `del
-        unit.history[:]`): a parent that resets its child's list on every call."""
+        """Whether another module of the project that uses `owner_class` empties the attribute of
+        an object it holds, in a function other than `__init__` (`self.mac_unit.history = []`,
+        `unit.history.clear()`, `del unit.history[:]` in the model's forward): a parent that
+        resets its child's list as it runs. The text scan finds the candidates, Python's parser
+        confirms them (not a comment, not an unrelated class's name)."""
         scan = self._scan(importer)
-        for path in scan.emptying(attribute) if scan is not None else []:
-            if path != importer.resolve() and owner_class in self._text(path):
+        if scan is None:
+            return False
+        self.loaded.add(scan.folder)  # a module added there later may be the one that empties it
+        for path in scan.emptying(attribute):
+            if path != importer.resolve() and _empties_from_outside(self._text(path), attribute, owner_class):
                 self.loaded.add(path)
                 return True
         return False
@@ -173,36 +185,48 @@ class Project:
     def calls_under_no_grad(self, importer: Path, name: str, owner: str | None) -> list[bool]:
         """For each call of a function or method so named in the other modules of the importer's
         project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs
-        under `no_grad` or `inference_mode`. For a method, only modules that name its class
-        (`owner`) count. The modules below the importer's folder decide when some call it (a
-        repository of examples has a `SAGE.inference` in each); else those of the whole project.
-        Either is read only up to `_MAX_SCANNED_FOR_CALLS` modules (reading more costs more than
-        a file's check)."""
+        under `no_grad` or `inference_mode`; a module that cannot be read counts as a call with
+        gradients on. Only modules that name what defines it count: its class (`owner`), or for a
+        function, its module. The whole project is read up to `_MAX_SCANNED_FOR_CALLS` modules,
+        else the importer's folder (a repository of examples has a `SAGE.inference` in each):
+        reading more costs more than a file's check."""
         root = self._search_bases(self._folder(importer))[-1]
         if not self._is_root(root):
             return []
         here = importer.resolve()
-        for folder in (here.parent, root):
+        for folder in dict.fromkeys((root, here.parent)):
             scan = self._scan_of(folder)
             if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
                 continue
-            callers = [p for p in scan.calling(name) if p != here]
-            callers = [p for p in callers if owner is None or owner in self._text(p)]
+            self.loaded.add(scan.folder)  # a caller added there later changes the answer
             found: list[bool] = []
-            for path in callers:
+            for path in scan.calling(name):
+                if path == here or not self._names(path, owner or here.stem):
+                    continue
+                calls = self._grad_free_calls(path)
+                if calls is not None and name not in calls:
+                    continue  # the text scan's match is no call (a string, a comment)
                 self.loaded.add(path)
-                if not _NO_GRAD_WORDS.search(self._text(path)):
-                    return [False]  # a module that never turns gradients off calls it with them on
-                found += self._grad_free_calls(path).get(name, [])
-            if found:
-                return found
+                if calls is None:
+                    return [False]  # never turns gradients off, or cannot be read: called with them on
+                found += calls[name]
+            return found
         return []
 
-    def _grad_free_calls(self, path: Path) -> dict[str, list[bool]]:
-        calls = self._no_grad_calls.get(path)
-        if calls is None:
-            calls = self._no_grad_calls[path] = calls_under_no_grad_in(self._text(path))
-        return calls
+    def _names(self, path: Path, word: str) -> bool:
+        """Whether the module's text holds `word` as a whole word (once per module and word)."""
+        key = (path, word)
+        if key not in self._words:
+            self._words[key] = re.search(rf"\b{re.escape(word)}\b", self._text(path)) is not None
+        return self._words[key]
+
+    def _grad_free_calls(self, path: Path) -> dict[str, list[bool]] | None:
+        """What `calls_under_no_grad_in` finds, once per module; None also for a module that
+        never names a way to turn gradients off (not parsed: every call there has them on)."""
+        if path not in self._no_grad_calls:
+            text = self._text(path)
+            self._no_grad_calls[path] = calls_under_no_grad_in(text) if _NO_GRAD_WORDS.search(text) else None
+        return self._no_grad_calls[path]
 
     def _scan(self, importer: Path) -> _Scan | None:
         """The text scan of every module below the importer's project root, made once per project;
@@ -224,12 +248,12 @@ class Project:
         modules: list[Path] = []
         entries = 0
         for folder, subfolders, files in os.walk(root):
-            subfolders[:] = [f for f in subfolders if not f.startswith(".") and f not in _NOT_THE_PROJECTS]
+            subfolders[:] = [f for f in subfolders if not f.startswith(".") and f not in NOT_THE_PROJECTS]
             modules += [Path(folder, name) for name in files if name.endswith(".py")]
             entries += len(subfolders) + len(files)
             if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
                 return None
-        return _Scan(modules, self._text)  # below a resolved folder: resolved paths
+        return _Scan(root, modules, self._text)  # below a resolved folder: resolved paths
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
         """The files `module_name` may mean for `importer`, resolved once per folder: resolving
@@ -381,24 +405,73 @@ class Project:
         self._dropped.clear()
 
 
-def calls_under_no_grad_in(source: str) -> dict[str, list[bool]]:
-    """Every call in the source by the name it calls (`f(...)`, `obj.f(...)`), and whether it runs
-    under `no_grad`/`inference_mode` (a `with` block or a decorated function). Python's parser: a
-    module read only for this need not be parsed by LibCST."""
+def _empties_from_outside(source: str, attribute: str, owner_class: str) -> bool:
+    """Whether the source uses `owner_class` in its code and, in a function other than `__init__`,
+    empties `attribute` on an object other than `self` itself."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
-        return {}
+        return False
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    if owner_class not in names:
+        return False
+    functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return any(_empties(node, attribute) for f in functions if f.name != "__init__" for node in ast.walk(f))
+
+
+def _empties(node: ast.AST, attribute: str) -> bool:
+    """`x.attr = []` (`{}`, `None`, `list()`, `dict()`), `x.attr.clear()`, `del x.attr[:]`, x not `self`."""
+
+    def outside(target: ast.expr) -> bool:
+        return (
+            isinstance(target, ast.Attribute)
+            and target.attr == attribute
+            and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+        )
+
+    if isinstance(node, ast.Assign):
+        value = node.value
+        empty = (
+            (isinstance(value, (ast.List, ast.Dict)) and not (value.keys if isinstance(value, ast.Dict) else value.elts))
+            or (isinstance(value, ast.Constant) and value.value is None)
+            or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict")
+                and not value.args)
+        )  # fmt: skip
+        return empty and any(outside(t) for t in node.targets)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
+        return outside(node.func.value)
+    if isinstance(node, ast.Delete):
+        return any(
+            isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Slice) and t.slice.lower is None
+            and t.slice.upper is None and outside(t.value)
+            for t in node.targets
+        )  # fmt: skip
+    return False
+
+
+def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
+    """Every call in the source by the name it calls (`f(...)`, `obj.f(...)`), and whether it runs
+    under `no_grad`/`inference_mode` (a `with` block or a decorated function; `enable_grad()`
+    turns gradients back on). None when the source does not parse. Python's parser: a module read
+    only for this need not be parsed by LibCST."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
     found: dict[str, list[bool]] = {}
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, quiet = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             decorators = node.decorator_list if not isinstance(node, ast.Lambda) else []
-            quiet = any(_stops_grad(d) for d in decorators)  # a body runs when called, not where defined
-        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(_stops_grad(i.context_expr) for i in node.items):
-            stack += [(child, True) for child in node.body]
-            continue
+            quiet = any(_grad_mode(d) is False for d in decorators)  # a body runs when called, not where defined
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            modes = [mode for item in node.items if (mode := _grad_mode(item.context_expr)) is not None]
+            if modes:
+                stack += [(child, not modes[-1]) for child in node.body]
+                continue
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
@@ -408,14 +481,24 @@ def calls_under_no_grad_in(source: str) -> dict[str, list[bool]]:
     return found
 
 
-def _stops_grad(expr: ast.expr) -> bool:
-    """`torch.no_grad()`, `th.inference_mode()`, `@torch.no_grad`, `torch.set_grad_enabled(False)`."""
+def _grad_mode(expr: ast.expr) -> bool | None:
+    """False for `torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)` (and the bare
+    decorators); True for `enable_grad()`, `inference_mode(False)`, `set_grad_enabled(True)`; None
+    for anything else (a variable flag too: not known)."""
     call = expr if isinstance(expr, ast.Call) else None
     func = call.func if call is not None else expr
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    if name == "set_grad_enabled" and call is not None:
-        return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
-    return name in ("no_grad", "inference_mode")
+    first = call.args[0] if call is not None and call.args else None
+    flag = first.value if isinstance(first, ast.Constant) and isinstance(first.value, bool) else None
+    if name == "no_grad":
+        return False
+    if name == "enable_grad":
+        return True
+    if name == "inference_mode":
+        return False if first is None else None if flag is None else not flag
+    if name == "set_grad_enabled":
+        return flag
+    return None
 
 
 def _size(path: Path) -> int:

@@ -26,6 +26,7 @@ from tensorlint.analysis.index import (
     Unit,
     all_params,
     arguments_by_position,
+    first_iteration_calls,
     is_step_method,
     lineage,
     method_of,
@@ -438,13 +439,13 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     for caller in index.units:
         if not caller.has_loop:
             continue
+        once = run_once_calls(caller) | first_iteration_calls(caller)  # `if restore: ...; restore = False`
         loops: list[cst.For | cst.While] = [loop for loop, _ in placed(caller, cst.For)]
         loops += [loop for loop, _ in placed(caller, cst.While)]
         for loop in loops:
             if not is_training_iteration(loop, caller, index.imports):
                 continue
             made_per_iteration: set[str] | None = None
-            once = run_once_calls(caller)  # `if restore: self.restore(); restore = False`
             for call in loop_calls(caller, loop):
                 if id(call) in once:
                     continue

@@ -186,12 +186,22 @@ def _held_targets(
 
 
 def _replaces_items(loop: cst.For, container: cst.BaseExpression) -> bool:
-    """`optimizers[i] = wrapped` in the body: the container no longer holds the item, and `del`
-    drops what may be its last reference."""
+    """`optimizers[i] = wrapped` in `for i, optimizer in enumerate(optimizers)`: the slot of the
+    item, indexed by the loop's own index or key, no longer holds it, and `del` drops what may be
+    its last reference."""
     held = dotted_name(container)
+    loop_names = names_in(loop.target)
     return held is not None and any(
         isinstance(node, cst.Assign)
-        and any(isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) == held for t in node.targets)
+        and any(
+            isinstance(t.target, cst.Subscript)
+            and dotted_name(t.target.value) == held
+            and len(t.target.slice) == 1
+            and isinstance(t.target.slice[0].slice, cst.Index)
+            and isinstance(t.target.slice[0].slice.value, cst.Name)
+            and t.target.slice[0].slice.value.value in loop_names
+            for t in node.targets
+        )
         for node in own_nodes(loop.body)
     )
 
