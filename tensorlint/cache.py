@@ -21,7 +21,7 @@ from typing import Any
 
 import tensorlint
 from tensorlint.findings import Applicability, CellLocation, Edit, Finding, Fix, Location
-from tensorlint.source import NOT_THE_PROJECTS, read_regular_file
+from tensorlint.source import read_regular_file, walk_project
 
 CACHE_DIR_NAME = ".tensorlint_cache"
 _FORMAT = 2  # bump when the stored shape changes
@@ -149,9 +149,8 @@ def _folder_digest(folder: Path) -> str:
     digest = _FOLDER_DIGESTS.get(folder)
     if digest is None:
         found = hashlib.blake2b(digest_size=16)
-        for parent, subfolders, files in os.walk(folder):
-            subfolders[:] = sorted(f for f in subfolders if not f.startswith(".") and f not in NOT_THE_PROJECTS)
-            for name in sorted(f for f in files if f.endswith(".py")):
+        for parent, _, files in walk_project(folder):
+            for name in (f for f in files if f.endswith(".py")):
                 found.update(os.path.join(parent, name).encode(errors="surrogateescape") + b"\0")
         digest = _FOLDER_DIGESTS[folder] = found.hexdigest()
     return digest

@@ -62,7 +62,15 @@ def is_test_code(filename: str, source: str) -> bool:
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # Folders inside a project's tree that hold no module of it (hidden folders neither).
-NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
+_NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
+
+
+def walk_project(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk` over a project's tree in a fixed order, without the folders that hold none of its
+    modules: what the analysis reads of the project, and what its result cache depends on."""
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(f for f in subfolders if not f.startswith(".") and f not in _NOT_THE_PROJECTS)
+        yield folder, subfolders, sorted(files)
 
 
 def _folders_in_project(path: Path) -> tuple[str, ...]:

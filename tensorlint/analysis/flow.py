@@ -2534,7 +2534,7 @@ def _moves_to_cuda(facts: Facts, unit: Unit, depth: int = 0) -> cst.Call | None:
             return call  # `.cuda()`, `.cuda(non_blocking=True)`, `.cuda(rank)`
         if callee_name(call) in ("to", "device") or any(a.keyword and a.keyword.value == "device" for a in call.args):
             said = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
-            if any(isinstance(v, cst.SimpleString) and v.value.strip("\"'").startswith("cuda") for v in said):
+            if any(isinstance(v, cst.SimpleString) and (string_value(v) or "").startswith("cuda") for v in said):
                 return call  # `.to("cuda")`, `torch.device("cuda:0")`, `torch.zeros(n, device="cuda")`
         if depth < 2 and type(call.func) is cst.Name:
             helper = unit.lookup_def(call.func.value)

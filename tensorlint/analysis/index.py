@@ -780,21 +780,14 @@ def _created_lazily(test: cst.BaseExpression, self_name: str | None) -> str | No
         call = test.expression
         if isinstance(call, cst.Call) and callee_name(call) == "hasattr" and len(call.args) == 2:
             name = call.args[1].value
-            return name.evaluated_value if isinstance(name, cst.SimpleString) else None  # type: ignore[return-value]
+            return string_value(name) if isinstance(name, cst.SimpleString) else None
         return None
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-        return None
-    compared = test.comparisons[0]
-    if not (isinstance(compared.operator, cst.Is) and isinstance(compared.comparator, cst.Name)):
-        return None
-    if compared.comparator.value != "None":
-        return None
-    left = test.left
+    left = _compared_to_none(test)
     if isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == self_name:
         return left.attr.value
     if isinstance(left, cst.Call) and callee_name(left) == "getattr" and len(left.args) >= 2:
         name = left.args[1].value
-        return name.evaluated_value if isinstance(name, cst.SimpleString) else None  # type: ignore[return-value]
+        return string_value(name) if isinstance(name, cst.SimpleString) else None
     return None
 
 
@@ -1081,11 +1074,17 @@ def _lazily_set(test: cst.BaseExpression) -> str | None:
     """`self.x` for the tests `self.x is None` and `not self.x`."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return dotted_name(test.expression)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        compared = test.comparisons[0]
-        none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
-        return dotted_name(test.left) if isinstance(compared.operator, cst.Is) and none else None
-    return None
+    left = _compared_to_none(test)
+    return dotted_name(left) if left is not None else None
+
+
+def _compared_to_none(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` for the test `x is None`."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    compared = test.comparisons[0]
+    none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
+    return test.left if isinstance(compared.operator, cst.Is) and none else None
 
 
 def callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:

@@ -9,7 +9,6 @@ per process, and never executed.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -20,7 +19,7 @@ import libcst as cst
 
 from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.parse import parse_module
-from tensorlint.source import NOT_THE_PROJECTS, ROOT_MARKERS, read_source
+from tensorlint.source import ROOT_MARKERS, read_source, walk_project
 
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -125,6 +124,7 @@ class Project:
         self._probed: dict[Path, bool] = {}
         self._scans: dict[Path, _Scan | None] = {}  # project root (or a folder of it) -> its text scan
         self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
+        self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
         self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
@@ -176,8 +176,14 @@ class Project:
         if scan is None:
             return False
         self.loaded.add(scan.folder)  # a module added there later may be the one that empties it
+        here = importer.resolve()
         for path in scan.emptying(attribute):
-            if path != importer.resolve() and _empties_from_outside(self._text(path), attribute, owner_class):
+            if path == here:
+                continue
+            if path not in self._emptiers:
+                self._emptiers[path] = _emptied_from_outside(self._text(path))
+            names, emptied = self._emptiers[path]
+            if owner_class in names and attribute in emptied:
                 self.loaded.add(path)
                 return True
         return False
@@ -247,8 +253,7 @@ class Project:
     def _scan_project(self, root: Path) -> _Scan | None:
         modules: list[Path] = []
         entries = 0
-        for folder, subfolders, files in os.walk(root):
-            subfolders[:] = [f for f in subfolders if not f.startswith(".") and f not in NOT_THE_PROJECTS]
+        for folder, subfolders, files in walk_project(root):
             modules += [Path(folder, name) for name in files if name.endswith(".py")]
             entries += len(subfolders) + len(files)
             if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
@@ -405,32 +410,31 @@ class Project:
         self._dropped.clear()
 
 
-def _empties_from_outside(source: str, attribute: str, owner_class: str) -> bool:
-    """Whether the source uses `owner_class` in its code and, in a function other than `__init__`,
-    empties `attribute` on an object other than `self` itself."""
+def _emptied_from_outside(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names the source's code uses, and the attributes it empties on an object other than
+    `self` itself in a function other than `__init__` (read once per module, asked per attribute)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
-        return False
+        return frozenset(), frozenset()
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    if owner_class not in names:
-        return False
     functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return any(_empties(node, attribute) for f in functions if f.name != "__init__" for node in ast.walk(f))
+    emptied = {a for f in functions if f.name != "__init__" for node in ast.walk(f) for a in _emptied(node)}
+    return frozenset(names), frozenset(emptied)
 
 
-def _empties(node: ast.AST, attribute: str) -> bool:
-    """`x.attr = []` (`{}`, `None`, `list()`, `dict()`), `x.attr.clear()`, `del x.attr[:]`, x not `self`."""
+def _emptied(node: ast.AST) -> Iterator[str]:
+    """`x.attr = []` (`{}`, `None`, `list()`, `dict()`), `x.attr.clear()`, `del x.attr[:]`, x not
+    `self`: `attr`."""
 
-    def outside(target: ast.expr) -> bool:
-        return (
-            isinstance(target, ast.Attribute)
-            and target.attr == attribute
-            and not (isinstance(target.value, ast.Name) and target.value.id == "self")
-        )
+    def outside(target: ast.expr) -> str | None:
+        if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return target.attr
+        return None
 
+    targets: list[ast.expr] = []
     if isinstance(node, ast.Assign):
         value = node.value
         empty = (
@@ -439,16 +443,16 @@ def _empties(node: ast.AST, attribute: str) -> bool:
             or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict")
                 and not value.args)
         )  # fmt: skip
-        return empty and any(outside(t) for t in node.targets)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
-        return outside(node.func.value)
-    if isinstance(node, ast.Delete):
-        return any(
-            isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Slice) and t.slice.lower is None
-            and t.slice.upper is None and outside(t.value)
-            for t in node.targets
-        )  # fmt: skip
-    return False
+        targets = node.targets if empty else []
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
+        targets = [node.func.value]
+    elif isinstance(node, ast.Delete):
+        targets = [
+            t.value for t in node.targets
+            if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Slice) and t.slice.lower is None
+            and t.slice.upper is None
+        ]  # fmt: skip
+    yield from (attribute for t in targets if (attribute := outside(t)) is not None)
 
 
 def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
