@@ -101,6 +101,7 @@ class Accumulation:
     via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
     # The target was assigned afresh earlier in the same iteration of the innermost loop, on every path.
     reset_this_iteration: bool = False
+    appended: bool = False  # the helper appends it to a list: the tensor itself is kept, not a sum
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +134,7 @@ class Summary:
     Positions count the arguments a caller passes (a method's `self` is not one).
     """
 
-    keeps: dict[int, tuple[str, str]]  # argument -> (where it is kept, how): ("self.sum", "adds it to")
+    keeps: dict[int, tuple[str, bool]]  # argument -> (where it is kept, whether appended): ("self.sum", False)
     appends_into: dict[int, int]  # argument -> the argument (a container) it is appended to
     returns_plain: Value  # the result, for arguments of unknown value
     returns_given_graph: Value  # the result when the arguments carry a graph

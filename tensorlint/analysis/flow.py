@@ -1035,6 +1035,7 @@ class _Walker:
         value: Value,
         value_expr: cst.BaseExpression,
         via: str | None = None,
+        appended: bool = False,
     ) -> None:
         if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
@@ -1043,7 +1044,9 @@ class _Walker:
         node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)
-        self.facts.accumulations.append(Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh))
+        self.facts.accumulations.append(
+            Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended)
+        )
 
     def _judged_at_calls(self, value: Value) -> bool:
         """Whether a function that a loop over batches calls keeps what its caller passed: its
@@ -1599,10 +1602,11 @@ class _Walker:
             self._replay(summary, args, node, helper)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):
             return
-        for position, (kept_in, how) in summary.keeps.items():
+        for position, (kept_in, appended) in summary.keeps.items():
             arg = args.get(position)
             if arg is None:
                 continue
+            how = "appends it to" if appended else "adds it to"
             # The helper object's attribute accumulates (`meter.sum`; an item of a container of
             # them, `meters["loss"]`, as the container's); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
@@ -1627,7 +1631,7 @@ class _Walker:
             if not value.graph and position not in summary.kept_as_is:
                 continue  # an exception is kept only as itself, not as a message made from it
             via = f"`{helper}` {how} `{kept_in}`"
-            self._accumulate(node, target_expr, value, arg, via=via)
+            self._accumulate(node, target_expr, value, arg, via=via, appended=appended)
         stores: list[tuple[int, int, int | None]] = [(p, into, None) for p, into in summary.appends_into.items()]
         stores += [(p, into, key) for p, (into, key) in summary.stores_under_key.items()]
         for position, into, key_position in stores:
@@ -2625,7 +2629,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         given_graph.run()
     forwarded = _argument_statements(unit, set(params))
     replayed = {id(n) for statement in forwarded for n in (statement, *walk(statement))}
-    keeps: dict[int, tuple[str, str]] = {}
+    keeps: dict[int, tuple[str, bool]] = {}
     appends_into: dict[int, int] = {}
     under_key: dict[int, tuple[int, int]] = {}
     as_is: set[int] = set()
@@ -2651,9 +2655,8 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             continue
         lifetime, kind = facts.container_kind(unit, target)
         if lifetime in ("attribute", "global"):
-            verb = "adds it to" if isinstance(event, Accumulation) else "appends it to"
             for source in sources:
-                keeps[params.index(source)] = (root_name(target) or "a container", verb)
+                keeps[params.index(source)] = (root_name(target) or "a container", isinstance(event, Store))
                 if isinstance(event, Store) and kind in ("list", "dict"):
                     for_the_run.add(params.index(source))  # a list or dict that nothing empties
     return Summary(

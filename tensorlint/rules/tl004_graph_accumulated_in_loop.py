@@ -413,7 +413,7 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     if event.via:
         call = cst.Module([]).code_for_node(event.node)
         advice = "pass `.item()` or `.detach()`"
-        if " appends " in event.via and role is not Role.STEP:
+        if (isinstance(event, Store) or event.appended) and role is not Role.STEP:
             # a list kept per forward: detached, every call still adds its tensor (4 MiB per call for a 4 MiB output)
             advice = "pass `.item()`, or empty it each step (`.detach()` drops the graph, not the tensor)"
         return f"`{call}` keeps autograd history across calls of {calls}: {event.via}; {effect}; {advice}"
