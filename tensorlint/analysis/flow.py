@@ -67,6 +67,8 @@ from tensorlint.analysis.names import (
     class_word,
     class_words,
     dotted_name,
+    grad_mode_set_by,
+    literal_bool,
     names_in,
     receiver,
     references,
@@ -137,9 +139,6 @@ CUDA_SAFE = frozenset(
     ["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"]
 )
 _PYTHON_SCALAR_ANNOTATIONS = frozenset(["int", "float", "bool", "str", "complex", "Optional", "None"])
-_NO_GRAD_CONTEXTS = frozenset(
-    ["torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"]
-)
 
 
 def _checks_bfloat16(call: cst.Call) -> bool:
@@ -528,13 +527,7 @@ class _Walker:
             and (_is_torchmetrics(self.facts, cls) or _forward_updates_without_grad(self.facts, cls))
         ):
             return True  # torchmetrics runs `update` with grad disabled; so does a metric's own `forward`
-        for decorator in node.decorators:
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
-                expr = expr.func
-            if self.imports.qualify(expr) in _NO_GRAD_CONTEXTS:
-                return True
-        return False
+        return any(self._grad_mode(decorator.decorator) is False for decorator in node.decorators)
 
     def _bind_params(self) -> None:
         unit = self.unit
@@ -804,17 +797,11 @@ class _Walker:
             modes = {self._grad_mode(expr.body), self._grad_mode(expr.orelse)}
             return False if False in modes else None
         call = expr if isinstance(expr, cst.Call) else None
-        qualified = self.imports.qualify(call.func if call else expr)
-        flag = _is_false(call.args[0].value) if call and call.args else None
-        if qualified in _NO_GRAD_CONTEXTS:
-            return None if flag is True else False  # inference_mode(False) changes nothing
-        if qualified in ("torch.enable_grad", "torch.autograd.enable_grad"):
-            return True
-        if qualified in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
-            return None if flag is None else not flag
-        return (
-            self._context_grad_mode(call) if call is not None and not (qualified or "").startswith("torch.") else None
-        )
+        qualified = self.imports.qualify(call.func if call else expr) or ""
+        if qualified.startswith("torch."):
+            argument = literal_bool(call.args[0].value) if call and call.args else None
+            return grad_mode_set_by(qualified.rsplit(".", 1)[-1], argument, bool(call and call.args))
+        return self._context_grad_mode(call) if call is not None else None
 
     def _context_grad_mode(self, call: cst.Call) -> bool | None:
         """The mode inside `with self._set_training_mode(False):`, a `@contextmanager` of this module
@@ -2331,12 +2318,6 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if default is None:
         return True
     return isinstance(default, cst.Name) and default.value == "None"
-
-
-def _is_false(expr: cst.BaseExpression) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "False"
-    return None
 
 
 def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:

@@ -207,3 +207,36 @@ def class_word(class_name: str) -> str:
 def class_words(class_name: str) -> list[str]:
     """`SimpleLossCompute` -> ["simple", "loss", "compute"], `RNNState` -> ["rnn", "state"]."""
     return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)]
+
+
+def literal_bool(expr: cst.BaseExpression) -> bool | None:
+    """`True` or `False` written as such; None for anything else."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def grad_mode_of(expr: cst.BaseExpression) -> bool | None:
+    """The grad mode inside `with expr:` or under `@expr`, by the name called (`grad_mode_set_by`)."""
+    call = expr if isinstance(expr, cst.Call) else None
+    name = (dotted_name(call.func if call is not None else expr) or "").rsplit(".", 1)[-1]
+    argument = literal_bool(call.args[0].value) if call is not None and call.args else None
+    return grad_mode_set_by(name, argument, call is not None and bool(call.args))
+
+
+def grad_mode_set_by(name: str, argument: bool | None, has_argument: bool) -> bool | None:
+    """Whether gradients are on inside `with name(argument):` (or a function decorated with it),
+    for the last part of the name (`torch.no_grad` -> `no_grad`): False for `no_grad`,
+    `inference_mode()` and `set_grad_enabled(False)`; True for `enable_grad`, `set_grad_enabled(True)`
+    and `inference_mode(False)` (leaving inference mode turns gradients on, even inside `no_grad`);
+    None when the mode is left as it was or the argument is not a literal. The one table of every
+    reader of grad mode: the flow's on LibCST, and the scan of other modules' calls on `ast`."""
+    if name == "no_grad":
+        return False
+    if name == "enable_grad":
+        return True
+    if name == "inference_mode":
+        return False if not has_argument else None if argument is None else not argument
+    if name == "set_grad_enabled":
+        return argument
+    return None

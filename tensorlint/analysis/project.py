@@ -18,6 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts
+from tensorlint.analysis.names import grad_mode_set_by
 from tensorlint.analysis.parse import parse_module
 from tensorlint.source import ROOT_MARKERS, read_source, walk_project
 
@@ -486,23 +487,14 @@ def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
 
 
 def _grad_mode(expr: ast.expr) -> bool | None:
-    """False for `torch.no_grad()`, `inference_mode()`, `set_grad_enabled(False)` (and the bare
-    decorators); True for `enable_grad()`, `inference_mode(False)`, `set_grad_enabled(True)`; None
-    for anything else (a variable flag too: not known)."""
+    """The grad mode inside `with expr:` or under `@expr` (see `grad_mode_set_by`); by name only,
+    since the imports of a module read with `ast` are not resolved."""
     call = expr if isinstance(expr, ast.Call) else None
     func = call.func if call is not None else expr
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     first = call.args[0] if call is not None and call.args else None
-    flag = first.value if isinstance(first, ast.Constant) and isinstance(first.value, bool) else None
-    if name == "no_grad":
-        return False
-    if name == "enable_grad":
-        return True
-    if name == "inference_mode":
-        return False if first is None else None if flag is None else not flag
-    if name == "set_grad_enabled":
-        return flag
-    return None
+    argument = first.value if isinstance(first, ast.Constant) and isinstance(first.value, bool) else None
+    return grad_mode_set_by(name, argument, first is not None)
 
 
 def _size(path: Path) -> int:

@@ -16,7 +16,6 @@ import libcst as cst
 from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
-    NO_GRAD_NAMES,
     STEP_METHODS,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
@@ -37,7 +36,15 @@ from tensorlint.analysis.index import (
     spread_repeating_roles,
     steps_once,
 )
-from tensorlint.analysis.names import Imports, callee_name, dotted_name, names_in, references, string_value
+from tensorlint.analysis.names import (
+    Imports,
+    callee_name,
+    dotted_name,
+    grad_mode_of,
+    names_in,
+    references,
+    string_value,
+)
 from tensorlint.analysis.values import is_model_name
 from tensorlint.analysis.walk import children, walk
 
@@ -815,22 +822,17 @@ class NoGrad:
     @functools.cached_property
     def nodes(self) -> set[int]:
         inside: set[int] = set()
-        for node, _ in placed(self.unit, cst.With):
-            if any(isinstance(item.item, cst.Call) and callee_name(item.item) in NO_GRAD_NAMES for item in node.items):
-                inside.update(id(inner) for inner in own_nodes(node.body))
+        for node, _ in placed(self.unit, cst.With):  # outer blocks first: an inner one decides for its body
+            modes = [mode for item in node.items if (mode := grad_mode_of(item.item)) is not None]
+            if modes:
+                body = {id(inner) for inner in own_nodes(node.body)}
+                inside = inside - body if modes[-1] else inside | body
         return inside
 
 
 def decorated_no_grad(unit: Unit) -> bool:
     node = unit.node
-    if not isinstance(node, cst.FunctionDef):
-        return False
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        called = expr.func if isinstance(expr, cst.Call) else expr
-        if (dotted_name(called) or "").rsplit(".", 1)[-1] in NO_GRAD_NAMES:
-            return True
-    return False
+    return isinstance(node, cst.FunctionDef) and any(grad_mode_of(d.decorator) is False for d in node.decorators)
 
 
 def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
