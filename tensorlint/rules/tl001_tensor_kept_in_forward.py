@@ -8,6 +8,7 @@ from typing import cast
 import libcst as cst
 
 from tensorlint.analysis import (
+    BACKWARD_CALLS,
     ClassInfo,
     Facts,
     Loop,
@@ -498,11 +499,32 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         caller, passed = store.unit.given_containers[root_name(store.container) or ""]
         if passed in facts.index.concatenated:
             return False  # the caller joins them into one tensor after its loop: one pass's outputs
+        if not _spans_the_run(store.unit, caller):
+            return False  # one pass over the data, as the caller's own `append` would be: judged as that
         return not any(
             place.loops and passed in target_names(assign.targets[0].target)
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _spans_the_run(unit: Unit, caller: Unit) -> bool:
+    """Whether the calls that hand `unit` the caller's container repeat for a whole run, not one
+    pass over the data: `unit` trains (`loss.backward()`), or a call sits in a loop that trains or
+    in a loop inside another (epochs, then batches). An evaluation that gathers one pass's outputs
+    through a helper (`_keep(outputs, logits)`) is judged as the same `append` written inline."""
+    if _calls_backward(unit.node):
+        return True
+    sites = {id(call) for call, site_caller in unit.call_sites if site_caller is caller}
+    return any(
+        len(place.loops) > 1 or _calls_backward(place.loops[-1])
+        for call, place in placed(caller, cst.Call)
+        if id(call) in sites and place.loops
+    )
+
+
+def _calls_backward(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and callee_name(n) in BACKWARD_CALLS for n in walk(node, into_functions=False))
 
 
 def _metric_list_state(facts: Facts, store: Store) -> str | None:
