@@ -2538,30 +2538,31 @@ def _emptied_by_its_class(facts: Facts, method: Unit, attribute: str) -> bool:
     return facts.container_kind(method, kept)[1] == "managed"
 
 
-def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str, depth: int = 0) -> tuple[Facts, Unit] | None:
+def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str) -> tuple[Facts, Unit] | None:
     """The method a class defines or inherits, from bases of this module or of other modules of
     the project (`class Trainer(BaseTrainer)`, `BaseTrainer.record` in `base.py`)."""
-    for ancestor in lineage(facts.index.classes, cls):
+    for where, ancestor in _ancestors_across(facts, cls):
         method = ancestor.methods.get(method_name)
         if method is not None:
-            return facts, facts.index.method_units[id(method)]
-    if depth >= _MAX_BASE_MODULES:
-        return None
-    for base in _imported_bases(facts, cls):
-        found = _inherited_method(*base, method_name, depth + 1)
-        if found is not None:
-            return found
+            return where, where.index.method_units[id(method)]
     return None
 
 
-def _module_class_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> bool:
+def _module_class_across(facts: Facts, cls: ClassInfo) -> bool:
     """Whether a class of another module is a torch module through bases imported from further
     modules of the project (`class ComponentModel(LoadableModule)`, `LoadableModule(nn.Module)`)."""
-    if cls.is_module:
-        return True
-    if depth >= _MAX_BASE_MODULES:
-        return False
-    return any(_module_class_across(*base, depth + 1) for base in _imported_bases(facts, cls))
+    return any(ancestor.is_module for _, ancestor in _ancestors_across(facts, cls))
+
+
+def _ancestors_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> Iterator[tuple[Facts, ClassInfo]]:
+    """The class and its ancestors, each with its module's facts: those of its own module first
+    (`lineage`), then those that other modules of the project define, nearest first, read when
+    first asked and followed at most `_MAX_BASE_MODULES` modules deep."""
+    for ancestor in lineage(facts.index.classes, cls):
+        yield facts, ancestor
+    if depth < _MAX_BASE_MODULES:
+        for base in _imported_bases(facts, cls):
+            yield from _ancestors_across(*base, depth + 1)
 
 
 def _imported_bases(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:
