@@ -198,6 +198,8 @@ class Facts:
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    # id(argument expression) -> its value where the call is made (a helper's parameters take it)
+    argument_values: dict[int, Value] = field(default_factory=dict)
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary (flow.summary fills it)
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     graph_loops: set[int] = field(default_factory=set)  # id(loop node): loops whose body makes a new graph

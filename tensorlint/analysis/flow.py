@@ -629,7 +629,9 @@ class _Walker:
         return False
 
     def _bind_from_call_sites(self, params: list[cst.Param]) -> None:
-        """A helper of repeating code gets what its callers pass: `self._keep(h.item())` gives a number."""
+        """A helper of repeating code gets what its callers pass, as it was where each call is made
+        (`self._keep(h.item())` gives a number; `self._keep(scale)` in a branch that returns, the
+        graph the branch computed)."""
         given: dict[int, Value] = {}
         for call, caller in self.unit.call_sites:
             env = self.facts.final_env.get(id(caller))
@@ -638,7 +640,7 @@ class _Walker:
             scope = _Walker(self.facts, caller)
             scope.env = dict(env)
             for position, arg in arguments_by_position(call, self.unit).items():
-                value = evaluate(arg, scope)
+                value = self.facts.argument_values.get(id(arg)) or evaluate(arg, scope)
                 given[position] = given[position].join(value) if position in given else value
         for position, param in enumerate(params):
             if position in given:
@@ -1466,6 +1468,10 @@ class _Walker:
         # handle (most calls in library code hand over tensors: reading each callee's module for
         # them cost 4% of the time on a sample of torch and transformers).
         given = [evaluate(arg.value, self) for arg in call.args]
+        if self.arguments is None:  # the walk of the unit itself, not a summary of it
+            self.facts.argument_values.update(
+                (id(arg.value), value) for arg, value in zip(call.args, given, strict=True)
+            )
         handles = self.index.registers_hooks and any(hook_registration(arg.value, self.unit) for arg in call.args)
         if handles or any(value.graph or value.closure for value in given):
             callee = self._callee_unit(call, across_project=True)

@@ -395,7 +395,11 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     if isinstance(event, Store):
         # A slot of a tensor written in a function the loop calls chains history as `+=` does.
         in_place = kind == "tensor" and runs_per_batch(event.unit)
-        grows = kind in ("list", "dict") or in_place or (event.concatenates and kind in (None, "tensor"))
+        # What the enclosing function or the caller was handed, added to without a key (`append`,
+        # `+= [x]`, a helper that appends): a list, as its loop appending to it directly would be
+        # judged (`val_losses.append(loss)` in a nested step).
+        handed_list = kind is None and lifetime in ("closure", "argument") and event.key is None
+        grows = kind in ("list", "dict") or in_place or handed_list or (event.concatenates and kind in (None, "tensor"))
         if not grows or bounded_per_call(facts, event):
             return None  # a bounded container, or one emptied in the call
     if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:

@@ -189,7 +189,8 @@ class ExceptionKept(Rule):
                 if not (place.handlers or saved) or _only_import_errors(place):
                     continue
                 names = _exception_names(place) | saved if place.handlers else saved
-                stored = _stored(node) or helped.get(id(node)) or _slot(node) or _slot_by_helper(facts, unit, node)
+                added = _stored(node) or helped.get(id(node))  # appended, or added by a helper: it grows
+                stored = added or _slot(node) or _slot_by_helper(facts, unit, node)
                 if stored is None:
                     continue
                 container, value = stored
@@ -197,7 +198,7 @@ class ExceptionKept(Rule):
                 if kept is None:
                     continue
                 lifetime = None
-                if isinstance(container, cst.Attribute) and not isinstance(node, cst.AugAssign) and not _stored(node):
+                if isinstance(container, cst.Attribute) and not isinstance(node, cst.AugAssign) and not added:
                     # `result.error = e` on a record that a container then keeps; `self.last_error = e`:
                     # one exception at a time, kept until the next replaces it, unless re-raised
                     keeper = _keeper(facts, unit, container)
