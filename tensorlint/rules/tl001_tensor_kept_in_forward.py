@@ -82,8 +82,8 @@ class TensorKeptInForward(Rule):
     judged here). The caller's container lasts the run when the function trains or is called
     in a loop that trains or in nested loops (epochs, then batches); one evaluation pass that
     gathers its outputs through a helper (`_keep(outputs, logits)`) is judged as the same
-    `outputs.append(logits)` written in its loop. So is a device tensor that a per-step method or a loop over batches hands to a
-    method of another object that appends it to such a list or dict: reported at the call
+    `outputs.append(logits)` written in its loop. So is a device tensor that a per-step method
+    or a loop over batches hands to a method of another object that appends it to such a list or dict: reported at the call
     (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value),
     also when the logger is handed in and its class is in another module of the project, the one
     module that defines a method of that name. A torchmetrics `Metric` whose `update` appends a
