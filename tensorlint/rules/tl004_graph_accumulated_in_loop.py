@@ -88,8 +88,9 @@ class GraphAccumulatedInLoop(Rule):
     calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`), or a method it calls
     on `self` (`self._evaluate_one(batch)`, and the helpers that one calls), runs once per batch:
     what it adds or appends to a global, to a closure cell (`nonlocal total`, the enclosing
-    function's `losses`) or to a container the caller made before the loop is accumulated across
-    the loop's iterations. The framework's loop over
+    function's `losses`, also a list the enclosing function was itself handed) or to a container
+    the caller made before the loop is accumulated across the loop's iterations; its parameters
+    take what each call passes, as it was where the call is made. The framework's loop over
     batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
     input into and nothing resets while training runs (a `reset_running_stats()` that only
