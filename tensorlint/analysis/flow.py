@@ -2220,7 +2220,7 @@ def _key_space_grows(param: cst.Param) -> bool:
         return False
     default = param.default
     if isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
-        isinstance(default, cst.Name) and default.value in ("True", "False")
+        default is not None and literal_bool(default) is not None
     ):
         return bool(words & _COUNTER_WORDS)  # `keyshift=0`, `mode="bilinear"`: a setting, not an input
     annotation = annotation_words(param)

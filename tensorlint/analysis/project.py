@@ -197,11 +197,11 @@ class Project:
         function, its module. The whole project is read up to `_MAX_SCANNED_FOR_CALLS` modules,
         else the importer's folder (a repository of examples has a `SAGE.inference` in each):
         reading more costs more than a file's check."""
-        root = self._search_bases(self._folder(importer))[-1]
-        if not self._is_root(root):
+        root = self._root(importer)
+        if root is None:
             return []
         here = importer.resolve()
-        for folder in dict.fromkeys((root, here.parent)):
+        for folder in dict.fromkeys((root, self._folder(importer))):
             scan = self._scan_of(folder)
             if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
                 continue
@@ -241,10 +241,14 @@ class Project:
         modules or `_MAX_SCANNED_ENTRIES` files and folders (an example of a large repository and
         the script beside it that runs it). None for a tree without a root marker (the scan would
         have no end) or a folder that large too."""
+        root = self._root(importer)
+        return None if root is None else self._scan_of(root) or self._scan_of(self._folder(importer))
+
+    def _root(self, importer: Path) -> Path | None:
+        """The root of the importer's project (where its absolute imports are looked for last),
+        when a root marker shows it: a tree without one has no end to scan."""
         root = self._search_bases(self._folder(importer))[-1]
-        if not self._is_root(root):
-            return None
-        return self._scan_of(root) or self._scan_of(self._folder(importer))
+        return root if self._is_root(root) else None
 
     def _scan_of(self, folder: Path) -> _Scan | None:
         if folder not in self._scans:
