@@ -24,7 +24,6 @@ from tensorlint.rules.tl900_unused_noqa import UnusedNoqa
 from tensorlint.source import (
     NOTEBOOK_SUFFIX,
     is_test_code,
-    needs_engine,
     nesting_problem,
     read_source,
     read_source_and_encoding,
@@ -59,13 +58,18 @@ def lint_source(
     once per process (or per `project`, which an editor makes fresh for each edit).
     """
     enabled = all_codes() if codes is None else frozenset(codes)
-    if not needs_engine(source, enabled, apply_noqa=apply_noqa):
+    running = _running(source, filename, enabled)
+    may_report_unused_noqa = apply_noqa and UnusedNoqa.code in enabled and UnusedNoqa.may_apply(source)
+    if not (running or may_report_unused_noqa):
         return []
-    # No cyclic garbage collection while a tree is alive: the collector would walk its million
-    # nodes again and again and find nothing. The tree is freed by reference counting on return.
-    with gc_paused():
-        findings, analyzed = _analyze(source, filename, enabled, project)
-    report_unused_noqa = apply_noqa and analyzed and UnusedNoqa.code in enabled and UnusedNoqa.may_apply(source)
+    if running:
+        # No cyclic garbage collection while a tree is alive: the collector would walk its million
+        # nodes again and again and find nothing. The tree is freed by reference counting on return.
+        with gc_paused():
+            findings, analyzed = _analyze(source, filename, running, project)
+    else:
+        findings, analyzed = [], True
+    report_unused_noqa = may_report_unused_noqa and analyzed
     if not apply_noqa or not (findings or report_unused_noqa):
         return findings
     suppressions = parse_suppressions(source)
@@ -76,15 +80,16 @@ def lint_source(
     return sorted(set(findings), key=lambda f: f.sort_key)
 
 
-def _analyze(source: str, filename: str, codes: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
-    """Every enabled rule's findings before `# noqa`, and whether the whole file was analysed."""
-    path = _project_file(filename)
+def _running(source: str, filename: str, codes: Collection[str]) -> list[str]:
+    """The codes of `codes` whose rules could report in this text; in test code, not the rules
+    about growth over a long run."""
     in_tests = is_test_code(filename, source)
-    running = reportable(
-        source, [r.code for r in all_rules() if r.code in codes and not (in_tests and r.grows_over_a_run)]
-    )
-    if not running:
-        return [], True
+    return reportable(source, [r.code for r in all_rules() if r.code in codes and not (in_tests and r.grows_over_a_run)])
+
+
+def _analyze(source: str, filename: str, running: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
+    """The findings of the rules in `running` before `# noqa`, and whether the whole file was analysed."""
+    path = _project_file(filename)
     too_deep = nesting_problem(source)
     if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
         row, reason = too_deep

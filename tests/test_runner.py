@@ -198,10 +198,24 @@ def test_giant_files_go_first_alone_and_the_rest_in_path_order(tmp_path: Path) -
         (tmp_path / "d" / f"{index}.py").parent.mkdir(exist_ok=True)
         (tmp_path / "d" / f"{index}.py").write_text("import torch\n")
     tasks = [Task(path, frozenset()) for path in sorted(tmp_path.rglob("*.py"), reverse=True)]
-    chunks = [[task.path.relative_to(tmp_path).as_posix() for task in chunk] for chunk in runner._chunks(tasks)]
+    chunks = [[task.path.relative_to(tmp_path).as_posix() for task in chunk] for chunk in runner._chunks(tasks, 2)]
     assert chunks[:2] == [["c/v.py"], ["a/y.py"]]
     assert [name for chunk in chunks[2:] for name in chunk] == sorted(
         ["a/x.py", "b/w.py", "b/z.py", *(f"d/{index}.py" for index in range(9))]
     )
     assert ["b/w.py"] in chunks  # over 64 KiB: alone
-    assert all(len(chunk) <= 8 for chunk in chunks)
+    assert all(len(chunk) <= 8 for chunk in chunks)  # small files, at the smallest chunk size
+
+
+def test_chunks_shrink_so_that_workers_finish_together(tmp_path: Path) -> None:
+    # Guided scheduling: each chunk has a share of the bytes still to send, the first ones large
+    # (fewer imported modules analysed twice), the last at the smallest size.
+    for index in range(200):
+        (tmp_path / f"m{index:03}.py").write_text("#" * 10_000)
+    tasks = [Task(path, frozenset()) for path in sorted(tmp_path.glob("*.py"))]
+    chunks = runner._chunks(tasks, 2)
+    lengths = [len(chunk) for chunk in chunks]
+    assert [task for chunk in chunks for task in chunk] == tasks
+    assert lengths[0] == 50  # a quarter of the bytes: two shares for each of the two workers
+    assert lengths == sorted(lengths, reverse=True)
+    assert lengths[-1] <= 8
