@@ -32,7 +32,6 @@ def _without_imports(source: str) -> str:
 
 def _unscreened_codes(source: str, codes: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> set[str]:
     monkeypatch.setattr(engine, "reportable", lambda source, codes: list(codes))
-    monkeypatch.setattr(engine, "needs_engine", lambda source, codes, apply_noqa=True: True)
     found = {f.code for f in engine.lint_source(source, "<string>", codes=codes) if f.code}
     monkeypatch.undo()
     return found
