@@ -84,10 +84,14 @@ def _running(source: str, filename: str, codes: Collection[str]) -> list[str]:
     """The codes of `codes` whose rules could report in this text; in test code, not the rules
     about growth over a long run."""
     in_tests = is_test_code(filename, source)
-    return reportable(source, [r.code for r in all_rules() if r.code in codes and not (in_tests and r.grows_over_a_run)])
+    return reportable(
+        source, [r.code for r in all_rules() if r.code in codes and not (in_tests and r.grows_over_a_run)]
+    )
 
 
-def _analyze(source: str, filename: str, running: Collection[str], project: Project | None) -> tuple[list[Finding], bool]:
+def _analyze(
+    source: str, filename: str, running: Collection[str], project: Project | None
+) -> tuple[list[Finding], bool]:
     """The findings of the rules in `running` before `# noqa`, and whether the whole file was analysed."""
     path = _project_file(filename)
     too_deep = nesting_problem(source)

@@ -7,8 +7,10 @@ directly and skips the ones that only hold whitespace and punctuation.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -39,19 +41,14 @@ _SKIPPED_FIELDS = frozenset(
         "indent",
     ]
 )
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _child_fields(kind: type) -> tuple[str, ...]:
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = tuple(
-            f.name
-            for f in dataclasses.fields(kind)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        )
-        _FIELDS[kind] = names
-    return names
+    return tuple(
+        f.name
+        for f in dataclasses.fields(kind)
+        if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+    )
 
 
 def _node_types(root: type) -> frozenset[type]:
@@ -69,18 +66,56 @@ _NODE_TYPES = _node_types(cst.CSTNode)
 SCOPES = frozenset([cst.FunctionDef, cst.Lambda, cst.ClassDef])  # concrete classes: compared by type
 
 
+def _reader(kind: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """A function that lists a `kind` node's children, written from the class's field types: a
+    field that always holds a node is read as is, a sequence of nodes is added whole, a field
+    that may hold None, a sentinel or either is checked, and text fields are not read."""
+    hints = typing.get_type_hints(kind)
+    lines = []
+    for name in _child_fields(kind):
+        shape = _field_shape(hints[name])
+        if shape == "node":
+            lines.append(f" found.append(node.{name})")
+        elif shape == "nodes":
+            lines.append(f" found += node.{name}")
+        elif shape != "text":
+            lines.append(f" value = node.{name}")
+            lines.append(" if type(value) in _node_types: found.append(value)")
+            if shape == "node or nodes":
+                lines.append(" elif type(value) in _sequences: found += [i for i in value if type(i) in _node_types]")
+    source = "def read(node):\n found = []\n" + "\n".join(lines) + "\n return found\n"
+    namespace: dict[str, object] = {"_node_types": _NODE_TYPES, "_sequences": (tuple, list)}
+    exec(source, namespace)  # the text above, made from the dataclass's own field types
+    return namespace["read"]  # type: ignore[return-value]
+
+
+def _field_shape(hint: object) -> str:
+    """`node` (always a node), `nodes` (a sequence of nodes), `maybe` (a node or None or a
+    sentinel), `node or nodes` (`from x import *` or a sequence of names) or `text`."""
+    if isinstance(hint, type):
+        return "node" if issubclass(hint, cst.CSTNode) else "text"
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin is collections.abc.Sequence:
+        inner = typing.get_args(arguments[0]) if typing.get_origin(arguments[0]) is typing.Union else arguments
+        return "nodes" if all(isinstance(a, type) and issubclass(a, cst.CSTNode) for a in inner) else "node or nodes"
+    if any(typing.get_origin(a) is collections.abc.Sequence for a in arguments):
+        return "node or nodes"
+    return "maybe"
+
+
+class _Readers(dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]]):
+    def __missing__(self, kind: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+        read = self[kind] = _reader(kind)
+        return read
+
+
+_READERS = _Readers()
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that carry code, in field order (source order for bodies and arguments).
-    A list, not a generator: the walks below ask for millions of them, and a list is built faster."""
-    found: list[cst.CSTNode] = []
-    for name in _FIELDS.get(type(node)) or _child_fields(type(node)):
-        value = getattr(node, name)
-        kind = type(value)
-        if kind in _NODE_TYPES:
-            found.append(value)
-        elif kind is tuple or kind is list:
-            found += [item for item in value if type(item) in _NODE_TYPES]
-    return found
+    A new list, not a generator: the walks below ask for millions of them, and a list is built faster."""
+    return _READERS[type(node)](node)
 
 
 def walk(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
