@@ -8,7 +8,7 @@ walk (flow.py) nor the project (project.py): the walk fills it, and the project 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -205,11 +205,31 @@ class Facts:
     graph_loops: set[int] = field(default_factory=set)  # id(loop node): loops whose body makes a new graph
     # id(unit) -> containers emptied on every path through it (before or after what it stores)
     reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Units that only set attributes, left unwalked until `names_at_end` or `resets` asks for
+    # one: `walk_later` walks it then (flow.analyze sets both).
+    deferred: dict[int, Unit] = field(default_factory=dict)
+    walk_later: Callable[[Facts, Unit], None] | None = None
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
     path: Path | None = None  # the file, when there is one: imports resolve from it
     project: Project | None = None  # the other modules of the project, loaded on demand
     # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
     imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
+
+    def names_at_end(self, unit: Unit) -> dict[str, Value] | None:
+        """The names bound at the end of the unit's walk; None for a unit not walked (yet)."""
+        self._walk_if_deferred(unit)
+        return self.final_env.get(id(unit))
+
+    def resets(self, unit: Unit) -> frozenset[str]:
+        """The containers the unit empties on every path through it."""
+        self._walk_if_deferred(unit)
+        return self.reset_in_call.get(id(unit), frozenset())
+
+    def _walk_if_deferred(self, unit: Unit) -> None:
+        if self.deferred and self.walk_later is not None:
+            deferred = self.deferred.pop(id(unit), None)
+            if deferred is not None:
+                self.walk_later(self, deferred)
 
     def class_of(self, instance: str) -> tuple[Facts, ClassInfo] | None:
         cls = self.index.classes.get(instance)
@@ -390,7 +410,7 @@ def bounded_per_call(facts: Facts, store: Store) -> bool:
     the same call, itself or through a method it calls (`_maybe_compute_loss` appends a
     micro-batch's loss, the step's `_update_losses` hands them over and clears the list)."""
     root = root_name(store.container)
-    if store.fresh or root in facts.reset_in_call.get(id(store.unit), frozenset()):
+    if store.fresh or root in facts.resets(store.unit):
         return True
     owner = store.unit.self_name
     if root is None or owner is None or not root.startswith(f"{owner}."):
@@ -413,13 +433,10 @@ def _method_around(unit: Unit) -> Unit:
 def _empties(facts: Facts, unit: Unit, root: str) -> bool:
     """Whether every call of `unit` empties `root`: itself, or through a function it calls on
     every path (not in a loop, a handler or an `if` that may not run)."""
-    if root in facts.reset_in_call.get(id(unit), frozenset()):
+    if root in facts.resets(unit):
         return True
     always = {id(node) for statement in _every_path(unit.node) for node in walk(statement)}
-    return any(
-        id(call) in always and root in facts.reset_in_call.get(id(callee), frozenset())
-        for call, callee in callees(facts.index, unit)
-    )
+    return any(id(call) in always and root in facts.resets(callee) for call, callee in callees(facts.index, unit))
 
 
 def _every_path(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:

@@ -329,7 +329,7 @@ def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
     scopes = []  # the unit and the functions and module around it: where a model may be bound
     around: Unit | None = unit
     while around is not None:
-        scopes.append((facts.final_env.get(id(around), {}), around.module_evidence))
+        scopes.append((facts.names_at_end(around) or {}, around.module_evidence))
         around = around.parent
     expr: cst.BaseExpression = call.func
     while isinstance(expr, (cst.Attribute, cst.Name)):

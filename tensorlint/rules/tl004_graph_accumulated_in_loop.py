@@ -403,7 +403,7 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
         grows = kind in ("list", "dict") or in_place or handed_list or (event.concatenates and kind in (None, "tensor"))
         if not grows or bounded_per_call(facts, event):
             return None  # a bounded container, or one emptied in the call
-    if root in facts.reset_in_call.get(id(event.unit), frozenset()) or root in event.unit.backpropagated_names:
+    if root in facts.resets(event.unit) or root in event.unit.backpropagated_names:
         return None  # reset every call, or summed and backpropagated in the step
     if role is not Role.STEP and kind == "managed" and not _reset_only_while_built(facts, event.unit, root):
         return None  # forward's caller resets it (`model.aux_loss = 0` after each step): not visible here

@@ -289,7 +289,7 @@ def _is_module(facts: Facts, unit: Unit, func: cst.BaseExpression) -> bool:
         while current is not None:
             if func.value in current.module_evidence:
                 return True
-            value = facts.final_env.get(id(current), {}).get(func.value)
+            value = (facts.names_at_end(current) or {}).get(func.value)
             if value is not None:
                 return value.module
             current = current.parent
