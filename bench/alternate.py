@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import DEFAULT_DEST, PINNED
+from corpus import DEFAULT_DEST, PINNED, byte_compile
 
 
 def wall_seconds(code: Path, package: Path) -> float:
@@ -40,6 +40,8 @@ def main() -> None:
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     args = parser.parse_args()
     names = args.packages or [source.folder for source in PINNED]
+    for code in (args.before, args.after):
+        byte_compile(code)
     totals = [0.0, 0.0]
     print("| package | before (s) | after (s) | after / before |\n|---|---|---|---:|")
     for name in names:

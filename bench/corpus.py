@@ -10,6 +10,7 @@ training-script style code (small models trained for a few steps). Nothing here 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import subprocess
 import sys
@@ -94,6 +95,14 @@ def fetch(dest: Path) -> Path:
         (target / ".complete").write_text(f"{count}\n")
         print(f"{source.folder}: {count} .py files", file=sys.stderr)
     return corpus
+
+
+def byte_compile(code: Path) -> None:
+    """Write the `.pyc` files of the tensorlint checkout at `code`, as pip does when it installs a
+    wheel: a timed run must not compile tensorlint's source. Without them every run compiles each
+    module changed since the last run that could write them (none can under PYTHONDONTWRITEBYTECODE):
+    0.1 s a run when no module has its `.pyc`, in a cold check of lightning that takes 1.5 s."""
+    compileall.compile_dir(str(code / "tensorlint"), quiet=1)
 
 
 def main() -> None:

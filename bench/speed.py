@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import DEFAULT_DEST, ROOT, fetch
+from corpus import DEFAULT_DEST, ROOT, byte_compile, fetch
 
 TENSORLINT = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q"]
 
@@ -292,6 +292,7 @@ def machine() -> str:
 
 
 def main() -> None:
+    byte_compile(ROOT)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dest", type=Path, default=DEFAULT_DEST)
     parser.add_argument("--runs", type=int, help="runs per tool, median reported (default 3; 5 with --precommit)")
