@@ -1389,10 +1389,15 @@ class _Walker:
         ]
         return bool(operators) and all(op is cst.AddAssign for op in operators)
 
-    def _varies(self, key: cst.BaseExpression, module_output_keys: bool = True) -> bool:
+    def _varies(self, key: cst.BaseExpression, module_output_keys: bool = True, *, callers_up: int = 3) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration (the keys
-        of a network's output do not, with `module_output_keys`)."""
-        params = {p.name.value for p in self.unit.argument_params if _key_space_grows(p)}
+        of a network's output do not, with `module_output_keys`). A parameter named as a label
+        (`key`) takes what the callers pass: `self._keep(key, h)` after `key = tuple(ids.tolist())`."""
+        params = {
+            p.name.value
+            for position, p in enumerate(self.unit.argument_params)
+            if _key_space_grows(p) or (callers_up and self._passed_varying(position, callers_up - 1))
+        }
         if Role.MODULE_HOOK in self.unit.roles and self.unit.node is not None:
             # The module a hook is given is fixed per registration; its tensors are new each call.
             hook_params = [p.name.value for p in self.unit.params][self.unit.skip_params :]
@@ -1416,6 +1421,16 @@ class _Walker:
         return any(
             _identity_names(value) & (params | loop_targets) for name in local for value in self.unit.bindings[name]
         )
+
+    def _passed_varying(self, position: int, callers_up: int) -> bool:
+        """Whether a call of this function in the file passes, at `position`, a key that varies
+        where the call is made (judged there; a caller's own label parameter, up to `callers_up`
+        callers further)."""
+        for call, caller in self.unit.call_sites:
+            given = arguments_by_position(call, self.unit).get(position)
+            if given is not None and _Walker(self.facts, caller)._varies(given, callers_up=callers_up):
+                return True
+        return False
 
     def _keys_of_module_output(self, iterable: cst.BaseExpression) -> bool:
         """`feats.items()` after `feats = self.extractor(x)`: what a network returns is keyed by its
@@ -1592,7 +1607,8 @@ class _Walker:
         args = arguments_by_position(call, target)
         helper = qualified_name(target)
         if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
-            self._replay(summary, args, node, helper)
+            owner = receiver(call) if target.is_method else None
+            self._replay(summary, args, node, helper, (target.self_name, owner))
         if not (summary.keeps or summary.appends_into or summary.stores_under_key):
             return
         for position, (kept_in, appended) in summary.keeps.items():
@@ -1644,15 +1660,28 @@ class _Walker:
             self._escape(value, "stored in a container", container)
             self._store(node, container, value, arg, grows=grows, via=f"`{helper}` {how} its argument")
 
-    def _replay(self, summary: Summary, args: dict[int, cst.BaseExpression], node: cst.CSTNode, helper: str) -> None:
+    def _replay(
+        self,
+        summary: Summary,
+        args: dict[int, cst.BaseExpression],
+        node: cst.CSTNode,
+        helper: str,
+        owner: tuple[str | None, cst.BaseExpression | None],
+    ) -> None:
         """A helper's statements on its arguments, judged here with the caller's arguments in
-        place of its parameters, and reported at the call (`record` runs `history.append(loss)`)."""
+        place of its parameters (and the object a method is called on in place of its `self`:
+        `self._keep(key, h)` runs `self._cache[key] = h`), and reported at the call (`record`
+        runs `history.append(loss)`)."""
         given = {name: args[position] for position, name in enumerate(summary.params) if position in args}
+        self_name, called_on = owner
+        if self_name is not None and called_on is not None:
+            given[self_name] = called_on
+        named = {*summary.params, *([self_name] if self_name else [])}
         outer = (self.report_at, self.replay_via)
         self.replaying += 1
         try:
             for statement in summary.forwarded:
-                if not names_in(statement) & set(summary.params) <= set(given):
+                if not names_in(statement) & named <= set(given):
                     continue
                 replayed = cast(cst.BaseSmallStatement, statement.visit(_Substitution(given)))
                 runs = f"`{helper}` runs `{cst.Module([]).code_for_node(replayed)}`"
@@ -2692,13 +2721,29 @@ def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallSta
         for statement, _ in placed(unit, kind):
             targets = _acted_on(statement)
             on_argument = all(
-                isinstance(t, (cst.Attribute, cst.Subscript, cst.Name)) and (root_name(t) or "").split(".")[0] in params
+                isinstance(t, (cst.Attribute, cst.Subscript, cst.Name))
+                and (
+                    (root_name(t) or "").split(".")[0] in params
+                    or (isinstance(statement, cst.Assign) and _keyed_by_argument(t, unit, params))
+                )
                 for t in targets
             )
             bare = any(isinstance(t, cst.Name) for t in targets) and not isinstance(statement, cst.Expr)
             if targets and on_argument and not bare and not names_in(statement) & local:
                 found.append(statement)
     return tuple(found)
+
+
+def _keyed_by_argument(target: cst.BaseExpression, unit: Unit, params: set[str]) -> bool:
+    """`self._cache[key] = value` in a method, under a key the caller passes: whether it adds an
+    entry at each call depends on the caller's key (a memo keyed by the input grows). (What a
+    method appends or adds to `self.stats[key]` is in its summary: kept whatever the key.)"""
+    return (
+        isinstance(target, cst.Subscript)
+        and unit.self_name is not None
+        and (root_name(target.value) or "").split(".")[0] == unit.self_name
+        and any(names_in(element.slice) & params for element in target.slice)
+    )
 
 
 def _displayed_names(expr: cst.BaseExpression) -> set[str]:

@@ -38,6 +38,14 @@ class Value:
 
     def join(self, other: Value) -> Value:
         """What is known of a value that is one of the two."""
+        # Most joins (the names an `if` leaves alone) meet the same value or nothing known: that
+        # value is the answer as it is, unless it says what only both sides can say.
+        if other is self and self.keys is None and (self.tensor or not self.host):
+            return self
+        if other is UNKNOWN and _kept_when_joined_with_nothing(self):
+            return self
+        if self is UNKNOWN and _kept_when_joined_with_nothing(other):
+            return other
         keys = None
         if self.keys is not None or other.keys is not None:
             keys = _join_keys(self, other)
@@ -74,6 +82,12 @@ class Value:
         """A tensor whose memory a reference keeps: not a parameter (or a structure of them),
         which lives as long as its module whoever else refers to it."""
         return self.tensor and (self.graph or not self.requires_grad)
+
+
+def _kept_when_joined_with_nothing(value: Value) -> bool:
+    """Whether `value.join(UNKNOWN)` is `value`: not a number or frozen (both sides must be), not
+    said to be in host memory without being a tensor."""
+    return not (value.scalar or value.frozen) and (value.tensor or not value.host)
 
 
 def _join_keys(a: Value, b: Value) -> tuple[tuple[str, Value], ...] | None:

@@ -58,7 +58,8 @@ class TensorKeptInForward(Rule):
     containers are the attributes its subclasses make) or of an object kept on `self` whose class
     the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`).
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
-    calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`), `d.setdefault(k, []).append(h)`,
+    calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`; for a
+    helper's `key` argument, what its callers pass: `self._remember(tuple(ids.tolist()), h)`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
     attribute holds; a dataclass or attrs field made by `field(default_factory=list)` included),
     module-level and enclosing-function lists and dicts, a list on another object that a hook
@@ -133,7 +134,7 @@ class TensorKeptInForward(Rule):
     and parameters written in place, Python numbers (`h.item()`), local lists (other than a
     loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
-    argument, `activation[name] = output` in a hook factory) or takes a few values over a run (a
+    argument that every caller passes a fixed label, `activation[name] = output` in a hook factory) or takes a few values over a run (a
     setting with a literal default, `keyshift=0`; a size read off an object,
     `context.max_sequence_length`), detached values that a meter,
     metric (other than a torchmetrics list state) or step collects until it is emptied
