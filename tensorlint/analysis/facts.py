@@ -149,8 +149,9 @@ class Summary:
     # computed from them: what a caught exception needs to be kept with its traceback.
     kept_as_is: frozenset[int] = frozenset()
     # Statements that act only on the arguments (`owner.buf = value`, `container[key] += value`,
-    # `meter.update(value)`), by parameter name: replayed at each call with the caller's
-    # arguments, so that what a helper does to them is judged as if written at the call.
+    # `meter.update(value)`, `self._cache[key] = value`), by parameter name: replayed at each call
+    # with the caller's arguments (and the object a method is called on), so that what a helper
+    # does to them is judged as if written at the call.
     forwarded: tuple[cst.BaseSmallStatement, ...] = ()
     params: tuple[str, ...] = ()  # the names the forwarded statements use, by argument position
     # Arguments appended to a list or dict of the object (or a global) that nothing ever empties:
