@@ -204,6 +204,11 @@ class Facts:
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary (flow.summary fills it)
     returned: dict[int, set[str]] = field(default_factory=dict)  # id(unit) -> names its returns read
     graph_loops: set[int] = field(default_factory=set)  # id(loop node): loops whose body makes a new graph
+    # id(nested function) -> the loops of its parent around the call of it, whether gradients are
+    # on there, and the parent: a step function the loop calls (`def _step(x): outs.append(net(x))`)
+    # runs in them.
+    loops_at_call: dict[int, tuple[tuple[Loop, ...], bool, Unit]] = field(default_factory=dict)
+    step_functions: set[int] = field(default_factory=set)  # id(nested function) called so
     # id(unit) -> containers emptied on every path through it (before or after what it stores)
     reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
     # Units that only set attributes, left unwalked until `names_at_end` or `resets` asks for
@@ -215,6 +220,11 @@ class Facts:
     project: Project | None = None  # the other modules of the project, loaded on demand
     # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here
     imported_classes: dict[str, tuple[Facts, ClassInfo]] = field(default_factory=dict)
+
+    def loop_owner(self, unit: Unit, loop: Loop) -> Unit:
+        """The unit whose code holds the loop: the parent, for a step function that it calls there."""
+        called_in = self.loops_at_call.get(id(unit))
+        return called_in[2] if called_in is not None and loop in called_in[0] else unit
 
     def names_at_end(self, unit: Unit) -> dict[str, Value] | None:
         """The names bound at the end of the unit's walk; None for a unit not walked (yet)."""

@@ -465,6 +465,11 @@ class _Walker:
     # -- entry ---------------------------------------------------------------------------------
 
     def run(self) -> None:
+        if self.arguments is None and (called_in := self.facts.loops_at_call.get(id(self.unit))) is not None:
+            # A step function: its body runs in its parent's loop, in the grad mode of the call;
+            # what it binds is made afresh in each iteration, as in the loop's own body.
+            self.loops, self.grad_enabled = list(called_in[0]), self.grad_enabled and called_in[1]
+            self.iteration_fresh = [set() for _ in self.loops]
         self._bind_params()
         node = self.unit.node
         if self.arguments is None:
@@ -1477,6 +1482,11 @@ class _Walker:
             if made.graph and not any(evaluate(arg.value, self).graph for arg in call.args):
                 # `model(x)`, `criterion(...)`: a graph made in this iteration, in every loop around it
                 self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
+        if self.loops and self.arguments is None and type(call.func) is cst.Name:
+            nested = self.unit.defs.get(call.func.value)
+            if nested is not None and id(nested) in self.facts.step_functions:
+                # `for x in xs: _step(x)`: the function this one defines runs in these loops
+                self.facts.loops_at_call.setdefault(id(nested), (tuple(self.loops), self.grad_enabled, self.unit))
         if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
@@ -1923,7 +1933,7 @@ class _Walker:
         calls_backward = fetches = False
         handed: list[cst.Call] = []  # calls that may hand a loader over, judged once `assigned` is known
         nested: set[int] | None = None  # calls in inner loops: a step called there is theirs
-        for node in own_nodes(statement.body):  # compared by type: isinstance against LibCST's ABCs is slow
+        for node in self._loop_nodes(statement):  # compared by type: isinstance against LibCST's ABCs is slow
             if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 read = names_in(node.value)
@@ -1961,6 +1971,17 @@ class _Walker:
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
         )
+
+    def _loop_nodes(self, statement: cst.For | cst.While) -> Iterator[cst.CSTNode]:
+        """The loop body's own nodes, and the calls of the step functions it calls (`_step(x)`,
+        a function this one defines: its `backward()` is the loop's)."""
+        for node in own_nodes(statement.body):
+            yield node
+            if type(node) is cst.Call and type(node.func) is cst.Name:
+                nested = self.unit.defs.get(node.func.value)
+                if nested is not None and id(nested) in self.facts.step_functions:
+                    assert isinstance(nested.node, cst.FunctionDef)
+                    yield from (n for n in own_nodes(nested.node.body) if type(n) is cst.Call)
 
     def _zips_outputs(self, loop: cst.For | cst.While) -> bool:
         """`for sequence, target in zip(output, highlight)`: the rows of a batch already computed."""
@@ -2846,6 +2867,19 @@ def _walk_deferred(facts: Facts, unit: Unit) -> None:
     _Walker(_scratch(facts), unit).run()
 
 
+def _step_functions(units: list[Unit]) -> set[int]:
+    """Functions nested in a function that calls them by name in its loops (`for x in xs:
+    _step(x)`): their body runs in that loop, as if written there."""
+    found: set[int] = set()
+    for unit in units:
+        if not (unit.defs and unit.has_loop and isinstance(unit.node, cst.FunctionDef)):
+            continue
+        for call, place in placed(unit, cst.Call):
+            if place.loops and type(call.func) is cst.Name and (nested := unit.defs.get(call.func.value)) is not None:
+                found.add(id(nested))
+    return found
+
+
 def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     """Which units the flow pass walks: those whose events a rule can report (a role, a loop or a
     comprehension over batches, a lambda or nested def, a `try`), and the units around them (a
@@ -2855,8 +2889,10 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     for unit in units:  # kept for the walk, which reports what they collect
         if unit.has_comprehension and (over_data := data_comprehensions(unit, facts.imports)):
             facts.data_comprehensions[id(unit)] = over_data
+    facts.step_functions = _step_functions(units)
     walked = [
         bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested)
+        or id(unit) in facts.step_functions
         or unit.fills_attributes
         # a default container or a class-level one: what a call puts there outlives the call
         or bool(unit.mutable_defaults or (unit.is_method and unit.cls is not None and unit.cls.class_containers))

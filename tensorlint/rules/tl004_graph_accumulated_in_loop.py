@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
@@ -15,6 +16,7 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
+    all_params,
     bounded_per_call,
     callee_name,
     calls_in,
@@ -74,7 +76,10 @@ class GraphAccumulatedInLoop(Rule):
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n` (also meters kept
     in a dict: `meters[name].update(value)` with `meters = defaultdict(Meter)`), or
-    `record(history, loss)` where `record` appends its argument. Helpers are followed into the
+    `record(history, loss)` where `record` appends its argument; a function that the loop's
+    function defines and calls in the loop (`for batch in loader: _step(batch)`) runs as if
+    written in its body, so what it adds to its caller's names (`losses.append(loss)` in `_step`)
+    is judged in that loop. Helpers are followed into the
     functions and classes of the same file and of the project's modules that its imports resolve
     to; the finding names the method that keeps the value. An object the caller passes is an
     instance of the project's class its annotation names (`meter: ErrorMeter`), or, unannotated
@@ -276,6 +281,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # (a network, `teachers.append(policy)`, holds parameters, not a batch's history)
             if isinstance(event, Store) and tensor_keyed(facts, event):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
+            event = _as_judged(facts, event)
             if _folded_across_calls(event):
                 if _per_call(event) and (across := _across_steps(facts, event)) is not None:
                     reported.add(id(event.node))
@@ -293,11 +299,12 @@ class GraphAccumulatedInLoop(Rule):
             loop = _crossing_loop(root, event.loops)
             if loop is None:
                 continue
+            owner = facts.loop_owner(event.unit, loop)  # a step function's loop is its parent's
             if not loop.feeds_data:
-                cls = event.unit.cls
+                cls = owner.cls
                 if cls is not None and cls.is_module:
                     continue  # model code: its loops over tiles, chunks or lists build the output
-                if root in names_reaching(event.unit, facts.returned.get(id(event.unit), set())):
+                if root in names_reaching(owner, facts.returned.get(id(owner), set())):
                     continue  # builds the function's result, not a loop over data
                 if _one_entry_per_item(event, loop):
                     continue  # `packed[node.name] = pack(node)`: a table of a fixed collection
@@ -305,13 +312,13 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # no graph is made in the loop: it stores views of one made before (`out[i]`)
             if not loop.feeds_data and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
-            if root in event.unit.backpropagated_names:
+            if root in owner.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation
             reported.add(id(event.node))
-            fix = _no_grad_fix(facts, event.unit, loop) or _fix(facts, event, root)
+            fix = _no_grad_fix(facts, owner, loop) or _fix(facts, event, root)
             # `backpropagate(loss, optimizer)`: a helper of this module runs the loop's backward
-            backward = loop.calls_backward or _trains(facts, event.unit, loop.node, 0, BACKWARD_CALLS)
-            yield Report(event.node, _message(root, loop, event, backward), fix)
+            backward = loop.calls_backward or _trains(facts, owner, loop.node, 0, BACKWARD_CALLS)
+            yield Report(event.node, _message(root, loop, event, owner, backward), fix)
         for collected in facts.collected:
             if _backpropagated(collected):
                 continue  # one loss over micro-batches, backpropagated: gradient accumulation
@@ -583,6 +590,25 @@ def _used_as_tensor(unit: Unit, root: str) -> bool:
     )
 
 
+def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Store:
+    """The event of a step function that its parent calls in a loop (`for x in xs: _step(x)`), in
+    that loop when the container outlives it; else with the function's own loops alone, judged
+    across its calls as before. A name of the function's own (`parts = []`) is made afresh at
+    each call: it outlives none of its caller's loops."""
+    called_in = facts.loops_at_call.get(id(event.unit))
+    if called_in is None:
+        return event
+    inherited, own = event.loops[: len(called_in[0])], event.loops[len(called_in[0]) :]
+    root = root_name(event.target if isinstance(event, Accumulation) else event.container)
+    name = (root or "").split(".")[0]
+    node = event.unit.node
+    params = {p.name.value for p in all_params(node.params)} if isinstance(node, cst.FunctionDef) else set()
+    local = name in event.unit.bindings and name not in event.unit.declared_nonlocal | params
+    if root is not None and not local and _crossing_loop(root, event.loops) in inherited:
+        return event
+    return replace(event, loops=own)
+
+
 def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
     """The innermost loop whose iterations the accumulator survives: a loop over data if one
     encloses the store (a batch's items stored by name, `for name, p in zip(names, probs)`, still
@@ -603,7 +629,7 @@ def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
     return survived
 
 
-def _message(root: str, loop: Loop, event: Accumulation | Store, backward: bool) -> str:
+def _message(root: str, loop: Loop, event: Accumulation | Store, owner: Unit, backward: bool) -> str:
     if loop.calls_backward and _retains_graph(loop.node):
         effect = "`backward(retain_graph=True)` frees none of them: every iteration's activations stay alive"
     elif backward:
@@ -614,11 +640,15 @@ def _message(root: str, loop: Loop, event: Accumulation | Store, backward: bool)
     else:
         effect = "every iteration's activations stay alive (no `backward()` frees them)"
     kind = "for" if isinstance(loop.node, cst.For) else "while"
+    if owner is not event.unit:  # a step function's store, in the loop of its caller
+        kind = f"`{kind}` loop of `{owner.name}` that calls `{event.unit.name}`"
+    else:
+        kind = f"`{kind}` loop"
     advice = "accumulate `.item()` or `.detach()`, or run it under `torch.no_grad()`"
     if event.via:  # the chain: the call, and the helper that keeps the value
         call = cst.Module([]).code_for_node(event.node)
-        return f"`{call}` keeps autograd history across iterations of this `{kind}` loop: {event.via}; {effect}; pass `.item()` or `.detach()`"
-    return f"`{root}` accumulates autograd history across iterations of this `{kind}` loop: {effect}; {advice}"
+        return f"`{call}` keeps autograd history across iterations of this {kind}: {event.via}; {effect}; pass `.item()` or `.detach()`"
+    return f"`{root}` accumulates autograd history across iterations of this {kind}: {effect}; {advice}"
 
 
 def _retains_graph(loop: cst.CSTNode) -> bool:

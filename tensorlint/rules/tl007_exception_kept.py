@@ -32,6 +32,9 @@ from tensorlint.rule import Applicability, NodeFix, Report, Rule
 # `update` takes a mapping: the exception would sit inside its argument, not be it.
 _STORE_METHODS = {method: position for method, position in STORE_METHODS.items() if method != "update"}
 
+# What returns the exception being handled: in a helper, its caller's (`self._keep()` in an `except` block).
+_CURRENT_EXCEPTION = frozenset(["sys.exc_info", "exc_info", "sys.exception"])
+
 
 class ExceptionKept(Rule):
     """
@@ -40,7 +43,9 @@ class ExceptionKept(Rule):
     `failures[key] = e`, `self.errors.append((batch_idx, e))`, `errors.append(sys.exc_info())`,
     `tracebacks.append(e.__traceback__)`, `failed.append(Failure(step, e))` for a dataclass or
     NamedTuple of the file; also a name the handler saves the exception in (`last_error = e`),
-    stored after the handler ends. Reported when the container outlives the handler: an
+    stored after the handler ends, and a call from the handler of the file's function or method
+    that adds what it is passed, or the exception being handled (`sys.exc_info()`,
+    `sys.exception()`), to its object's container (`self._note_failure()`). Reported when the container outlives the handler: an
     attribute, a global, a parameter or a closure variable, or a local container filled in a loop
     over batches or returned to the caller. An attribute that keeps one exception at a time
     (`self.ctx.last_error = e`) is reported too, unless the module re-raises it (a function that
@@ -189,7 +194,8 @@ class ExceptionKept(Rule):
                 if not (place.handlers or saved) or _only_import_errors(place):
                     continue
                 names = _exception_names(place) | saved if place.handlers else saved
-                added = _stored(node) or helped.get(id(node))  # appended, or added by a helper: it grows
+                # appended, or added by a helper: it grows
+                added = _stored(node) or helped.get(id(node)) or _stored_by_helper(facts, unit, node)
                 stored = added or _slot(node) or _slot_by_helper(facts, unit, node)
                 if stored is None:
                     continue
@@ -261,11 +267,9 @@ def _slot(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | 
     return (target, node.value) if target is not None else None
 
 
-def _slot_by_helper(
-    facts: Facts, unit: Unit, node: cst.CSTNode
-) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    """(attribute, value) for `_remember(self.ctx, e)` where the file's helper does `owner.error = value`:
-    the call's argument for `owner`, with the attribute, and its argument for `value`."""
+def _helper_called(facts: Facts, unit: Unit, node: cst.CSTNode) -> tuple[Unit, dict[str, cst.BaseExpression]] | None:
+    """The file's function or the object's method that `node` calls, with what it passes by
+    parameter name; None for another call, or one with keywords or unpacking."""
     if not isinstance(node, cst.Call):
         return None
     func = node.func
@@ -282,7 +286,23 @@ def _slot_by_helper(
     ):
         return None
     params = [p.name.value for p in callee.argument_params]
-    passed = dict(zip(params, (a.value for a in node.args), strict=False))
+    return callee, dict(zip(params, (a.value for a in node.args), strict=False))
+
+
+def _on_own_object(callee: Unit, owner: cst.BaseExpression) -> bool:
+    """`self.ctx`, `self.stats.failures` in a method: state of the object the caller calls it on."""
+    return callee.is_method and (root_name(owner) or "").split(".")[0] == callee.self_name
+
+
+def _slot_by_helper(
+    facts: Facts, unit: Unit, node: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(attribute, value) for `_remember(self.ctx, e)` where the file's helper does `owner.error = value`:
+    the call's argument for `owner`, with the attribute, and its argument for `value`."""
+    called = _helper_called(facts, unit, node)
+    if called is None:
+        return None
+    callee, passed = called
     for assign, _ in placed(callee, cst.Assign):
         target = _slot_target(assign)
         if target is None or not isinstance(assign.value, cst.Name) or assign.value.value not in passed:
@@ -290,12 +310,35 @@ def _slot_by_helper(
         owner = target.value
         if isinstance(owner, cst.Name) and owner.value in passed:  # `owner.error = value`
             return target.with_changes(value=passed[owner.value]), passed[assign.value.value]
-        if (
-            callee.is_method
-            and root_name(owner) is not None
-            and (root_name(owner) or "").split(".")[0] == callee.self_name
-        ):
+        if _on_own_object(callee, owner):
             return target, passed[assign.value.value]  # `self.ctx.error = value`: the same object's
+    return None
+
+
+def _stored_by_helper(
+    facts: Facts, unit: Unit, node: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(container, value) for `self._keep(e)` where the method does `self.stats.failures[key] = exc`,
+    or for `self._note()` where it does `self.failures.append(sys.exc_info())` (the exception its
+    caller's handler is handling): an entry added to its object's container, or to a container the
+    caller passes."""
+    called = _helper_called(facts, unit, node)
+    if called is None:
+        return None
+    callee, passed = called
+    for statement, _ in chain(placed(callee, cst.Assign), placed(callee, cst.Call)):
+        stored = _stored(statement)
+        if stored is None:
+            continue
+        container, value = stored
+        if isinstance(value, cst.Name) and value.value in passed:
+            value = passed[value.value]
+        elif not _is_current_exception(value):
+            continue
+        if isinstance(container, cst.Name) and container.value in passed:
+            return passed[container.value], value  # `failures[key] = exc`
+        if _on_own_object(callee, container):
+            return container, value
     return None
 
 
@@ -393,7 +436,7 @@ def _kept_exception(value: cst.BaseExpression, names: set[str], records: set[str
         return value
     if isinstance(value, cst.Attribute) and value.attr.value == "__traceback__":
         return value
-    if isinstance(value, cst.Call) and dotted_name(value.func) in ("sys.exc_info", "exc_info"):
+    if _is_current_exception(value):
         return value
     if isinstance(value, (cst.Tuple, cst.List)):
         parts = [element.value for element in value.elements]
@@ -404,6 +447,11 @@ def _kept_exception(value: cst.BaseExpression, names: set[str], records: set[str
     else:
         return None
     return next((found for part in parts if (found := _kept_exception(part, names, records)) is not None), None)
+
+
+def _is_current_exception(value: cst.BaseExpression) -> bool:
+    """`sys.exc_info()`, `sys.exception()`: the exception being handled, wherever the call is."""
+    return isinstance(value, cst.Call) and dotted_name(value.func) in _CURRENT_EXCEPTION
 
 
 def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place) -> bool:
