@@ -477,10 +477,22 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                         )  # made before the loop
     spread_repeating_roles(index, own_loops)
     for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
-        if unit.roles or unit.is_method or unit.parent is not index.module_unit:
+        if unit.roles or unit.is_method or not isinstance(unit.node, cst.FunctionDef) or unit.parent is None:
             continue
-        if isinstance(unit.node, cst.FunctionDef) and (_named_a_step(unit.name) or steps_once(unit)):
+        if unit.parent is index.module_unit:
+            stepping = _named_a_step(unit.name) or steps_once(unit)
+        else:  # a step its function hands to a framework's loop (`Engine(update)`), not one it calls
+            stepping = isinstance(unit.parent.node, cst.FunctionDef) and steps_once(unit) and not _called_by_name(unit)
+        if stepping:
             unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
+
+
+def _called_by_name(unit: Unit) -> bool:
+    """Whether the function that defines `unit` calls it by its name."""
+    assert unit.parent is not None
+    return any(
+        type(call.func) is cst.Name and call.func.value == unit.name for call, _ in placed(unit.parent, cst.Call)
+    )
 
 
 def _named_a_step(name: str) -> bool:

@@ -54,7 +54,8 @@ class TensorKeptInForward(Rule):
     `after_train_iter`, and a module function whose name ends so), a
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
-    decides), and the methods of `self` they call (a base class's or a mixin's too, whose
+    decides; a function nested in another that hands it to a framework's loop, `Engine(update)`,
+    rather than calling it), and the methods of `self` they call (a base class's or a mixin's too, whose
     containers are the attributes its subclasses make) or of an object kept on `self` whose class
     the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`).
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
