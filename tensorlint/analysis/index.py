@@ -18,6 +18,7 @@ from tensorlint.analysis.names import (
     Imports,
     argument,
     callee_name,
+    class_words,
     dotted_name,
     is_literal,
     receiver,
@@ -1365,9 +1366,24 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
         if unit.name in cls.forward_names or (unit.name in _PROPAGATE_STEPS and _passes_messages(index, cls)):
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
         elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
-            unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
+            if unit.name != "process" or _processes_step_outputs(cls, unit):
+                unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
         elif steps_once(unit) and not _called_by_its_class(index, unit):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (a training step: it calls `backward()`)"
+
+
+def _processes_step_outputs(cls: ClassInfo, unit: Unit) -> bool:
+    """`process` is an evaluator's or a metric's per-batch method (detectron2's `process(inputs,
+    outputs)`, mmengine's `process(data_batch, data_samples)`) in a class named so or handed a
+    batch's outputs; elsewhere it is any processing (`CodeFormerRestoration.process(image)`)."""
+    names = [cls.name, *(base.rsplit(".", 1)[-1] for base in cls.base_names if base)]
+    if any(set(class_words(name)) & _EVALUATOR_WORDS for name in names):
+        return True
+    return bool({p.name.value for p in unit.argument_params} & _STEP_OUTPUT_PARAMS)
+
+
+_EVALUATOR_WORDS = frozenset(["evaluator", "evaluation", "metric", "metrics", "meter", "accumulator", "tracker"])
+_STEP_OUTPUT_PARAMS = frozenset(["outputs", "output", "data_batch", "data_samples", "batch", "preds", "predictions"])
 
 
 # What a graph network's `self.propagate(...)` runs in `forward` (PyTorch Geometric's `MessagePassing`).

@@ -49,7 +49,8 @@ class TensorKeptInForward(Rule):
     object, callable instances, `functools.partial`, hooks returned by a factory; in a module that
     registers no hook, a function or method that never runs from it and takes a hook's parameters,
     `(module, inp, out)` or `(module, grad_input, grad_output)`: another module registers it), per-step
-    methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, `__call__`,
+    methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, an evaluator's
+    or a metric's `process` (in a class named so, or handed `outputs` or `data_samples`), `__call__`,
     any `*_step` or `*_batch` method, `on_*_batch_end`, per-iteration hooks such as
     `after_train_iter`, and a module function whose name ends so), a
     method or function of any name that calls `backward()` outside its own loops (a training
