@@ -226,6 +226,12 @@ class Facts:
         called_in = self.loops_at_call.get(id(unit))
         return called_in[2] if called_in is not None and loop in called_in[0] else unit
 
+    @staticmethod
+    def made_at_each_call(unit: Unit, name: str) -> bool:
+        """Whether `name` is the function's own: bound there, not a parameter (the caller's object)
+        nor declared `global` or `nonlocal`; a call of it makes the name afresh."""
+        return _binding_unit(unit, name) is unit and all(p.name.value != name for p in unit.params)
+
     def names_at_end(self, unit: Unit) -> dict[str, Value] | None:
         """The names bound at the end of the unit's walk; None for a unit not walked (yet)."""
         self._walk_if_deferred(unit)

@@ -1482,11 +1482,9 @@ class _Walker:
             if made.graph and not any(evaluate(arg.value, self).graph for arg in call.args):
                 # `model(x)`, `criterion(...)`: a graph made in this iteration, in every loop around it
                 self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
-        if self.loops and self.arguments is None and type(call.func) is cst.Name:
-            nested = self.unit.defs.get(call.func.value)
-            if nested is not None and id(nested) in self.facts.step_functions:
-                # `for x in xs: _step(x)`: the function this one defines runs in these loops
-                self.facts.loops_at_call.setdefault(id(nested), (tuple(self.loops), self.grad_enabled, self.unit))
+        if self.loops and self.arguments is None and (nested := self._step_function_called(call)) is not None:
+            # `for x in xs: _step(x)`: the function this one defines runs in these loops
+            self.facts.loops_at_call.setdefault(id(nested), (tuple(self.loops), self.grad_enabled, self.unit))
         if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
@@ -1977,11 +1975,17 @@ class _Walker:
         a function this one defines: its `backward()` is the loop's)."""
         for node in own_nodes(statement.body):
             yield node
-            if type(node) is cst.Call and type(node.func) is cst.Name:
-                nested = self.unit.defs.get(node.func.value)
-                if nested is not None and id(nested) in self.facts.step_functions:
-                    assert isinstance(nested.node, cst.FunctionDef)
-                    yield from (n for n in own_nodes(nested.node.body) if type(n) is cst.Call)
+            if type(node) is cst.Call and (nested := self._step_function_called(node)) is not None:
+                assert isinstance(nested.node, cst.FunctionDef)
+                yield from (n for n in own_nodes(nested.node.body) if type(n) is cst.Call)
+
+    def _step_function_called(self, call: cst.Call) -> Unit | None:
+        """The function this one defines and calls by name in its loops that `call` runs, if any
+        (`_step(batch)`; see `_step_functions`)."""
+        if type(call.func) is not cst.Name:
+            return None
+        nested = self.unit.defs.get(call.func.value)
+        return nested if nested is not None and id(nested) in self.facts.step_functions else None
 
     def _zips_outputs(self, loop: cst.For | cst.While) -> bool:
         """`for sequence, target in zip(output, highlight)`: the rows of a batch already computed."""
@@ -2840,6 +2844,7 @@ def analyze(
     if not walk_units:
         return facts
     units = facts.index.units
+    facts.step_functions = _step_functions(units)
     walked = _worth_walking(units, facts)
     known = units[: len(walked)]  # units added since (a lambda's) are walked below, as the walk meets them
     # A unit that only sets attributes is walked when a reader first asks for its final names.
@@ -2889,7 +2894,6 @@ def _worth_walking(units: list[Unit], facts: Facts) -> list[bool]:
     for unit in units:  # kept for the walk, which reports what they collect
         if unit.has_comprehension and (over_data := data_comprehensions(unit, facts.imports)):
             facts.data_comprehensions[id(unit)] = over_data
-    facts.step_functions = _step_functions(units)
     walked = [
         bool(unit.roles or unit.has_loop or unit.has_try or unit.has_nested)
         or id(unit) in facts.step_functions

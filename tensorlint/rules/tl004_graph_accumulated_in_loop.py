@@ -16,7 +16,6 @@ from tensorlint.analysis import (
     Role,
     Store,
     Unit,
-    all_params,
     bounded_per_call,
     callee_name,
     calls_in,
@@ -598,15 +597,12 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
     called_in = facts.loops_at_call.get(id(event.unit))
     if called_in is None:
         return event
-    inherited, own = event.loops[: len(called_in[0])], event.loops[len(called_in[0]) :]
+    inherited = event.loops[: len(called_in[0])]
     root = root_name(event.target if isinstance(event, Accumulation) else event.container)
-    name = (root or "").split(".")[0]
-    node = event.unit.node
-    params = {p.name.value for p in all_params(node.params)} if isinstance(node, cst.FunctionDef) else set()
-    local = name in event.unit.bindings and name not in event.unit.declared_nonlocal | params
-    if root is not None and not local and _crossing_loop(root, event.loops) in inherited:
+    own = root is not None and facts.made_at_each_call(event.unit, root.split(".")[0])
+    if root is not None and not own and _crossing_loop(root, event.loops) in inherited:
         return event
-    return replace(event, loops=own)
+    return replace(event, loops=event.loops[len(called_in[0]) :])
 
 
 def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
