@@ -100,6 +100,7 @@ from tensorlint.analysis.syntax import (
     removes_handles,
     reset_every_iteration,
     single_class,
+    steps_an_environment,
     target_names,
 )
 from tensorlint.analysis.values import (
@@ -176,6 +177,7 @@ class _Walker:
         self.fresh: set[str] = set()
         # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
         self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
+        self._assigned_from: dict[str, list[cst.BaseExpression]] | None = None  # see `_computed_from`
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
@@ -1154,12 +1156,13 @@ class _Walker:
                 self._accumulate(node, target, evaluate(other, self), other)
             elif (
                 self_attribute(self.unit, target) is not None
-                and _reads(value_expr, target)
                 and grown_by is None
+                and self._computed_from(value_expr, target)
                 and not _moved(value_expr, target)
             ):
-                # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`: the new
-                # value is computed from the old one, so a graph in `x` chains onto it every call.
+                # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`, or
+                # `h_in = self.h * masks; ..., h = self.net(x, h_in); self.h = h`: the new value is
+                # computed from the old one, so a graph in it chains onto the old one every call.
                 self._accumulate(node, target, value, value_expr)
             elif grown_by is None:
                 write = AttributeWrite(self.report_at or node, self.unit, target, value, value_expr, tuple(self.loops))
@@ -1195,6 +1198,31 @@ class _Walker:
             key = self._key(index.value) if isinstance(index, cst.Index) else None
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
+
+    def _computed_from(self, expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
+        """Whether `expr` reads `part`, or a name this function assigns from it, however many
+        assignments away (tuple targets included), unless detached on the way (`h = self.h.detach()`)."""
+        if _reads(expr, part):
+            return True
+        if self._assigned_from is None:
+            self._assigned_from = {}
+            for node, _ in placed(self.unit, cst.Assign):
+                for target in node.targets:
+                    for name in target_names(target.target):
+                        self._assigned_from.setdefault(name, []).append(node.value)
+        seen: set[str] = set()
+        todo = list(names_in(expr))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for value in self._assigned_from.get(name, ()):
+                read = _read_with_history(value)
+                if any(type(node) is type(part) and node.deep_equals(part) for node in read):
+                    return True
+                todo.extend(node.value for node in read if type(node) is cst.Name)
+        return False
 
     def _given_graph(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a call given an argument that carries a graph."""
@@ -1342,9 +1370,10 @@ class _Walker:
             )
         if any(type(node) is cst.Subscript and node.deep_equals(target) for node in walk(value_expr)):
             return False
-        # `d[k] = d.get(k, 0) + v` folds into the entry: the keys of a network's output, the same on
-        # every call, bound the entries, not what each one chains.
-        folds = _reads(value_expr, target.value)
+        # `d[k] = d.get(k, 0) + v` (or through `prev = d.get(k)`) folds a graph into the entry, which
+        # chains call after call whatever the keys; a network's output keys bound only the entries.
+        read = [value_expr, *(v for n in names_in(value_expr) for v in self.unit.bindings.get(n, ()))]
+        folds = any(_reads(expr, target.value) for expr in read) and evaluate(value_expr, self).graph
         for element in target.slice:
             index = element.slice
             if not isinstance(index, cst.Index):
@@ -1445,11 +1474,32 @@ class _Walker:
         own layer or head names, the same on every call."""
         if not (_calls(iterable, "items") or _calls(iterable, "keys")):
             return False
-        owner = cast(cst.Attribute, cast(cst.Call, iterable).func).value
-        bound = self.unit.bindings.get(owner.value, []) if type(owner) is cst.Name else []
-        return bool(bound) and all(
-            type(value) is cst.Call and (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
-            for value in bound
+        return self._module_output(cast(cst.Attribute, cast(cst.Call, iterable).func).value)
+
+    def _module_output(self, expr: cst.BaseExpression, callers_up: int = 2) -> bool:
+        """Whether a name holds what a network returns (`feats = self.extractor(x)`); for a
+        parameter, what every call of the function in the file passes there (`self._smooth(loss_dict)`
+        after `loss_dict = self.model(data)`), up to `callers_up` callers further."""
+        if type(expr) is not cst.Name:
+            return False
+        bound = self.unit.bindings.get(expr.value)
+        if bound:
+            return all(
+                type(value) is cst.Call
+                and (
+                    (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
+                    or (type(value.func) is cst.Attribute and is_model_name(value.func.attr.value))
+                )
+                for value in bound
+            )
+        names = [p.name.value for p in self.unit.argument_params]
+        if expr.value not in names or not callers_up or not self.unit.call_sites:
+            return False
+        position = names.index(expr.value)
+        return all(
+            (given := arguments_by_position(call, self.unit).get(position)) is not None
+            and _Walker(self.facts, caller)._module_output(given, callers_up - 1)
+            for call, caller in self.unit.call_sites
         )
 
     def _fixed_in_loops(self, varying: set[str]) -> set[str]:
@@ -1935,6 +1985,7 @@ class _Walker:
             if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 read = names_in(node.value)
+                fetches = fetches or steps_an_environment(node.value)
                 for target in targets:
                     names = target_names(target)
                     assigned |= names
@@ -2166,6 +2217,19 @@ def _produced(expr: cst.BaseExpression) -> bool:
         "defaultdict",
         "OrderedDict",
     )
+
+
+def _read_with_history(expr: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The nodes of `expr` outside the parts that drop the graph: `h * m` of `h.detach() * m` is `m`."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BaseExpression) and _drops_graph(node):
+            continue
+        found.append(node)
+        stack += children(node)
+    return found
 
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:
@@ -2745,7 +2809,9 @@ def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallSta
     one (`meter.update(value)`), reading nothing but the arguments and the module's names; and a
     method's assignment into its object's container under a key from its arguments
     (`self._cache[key] = value`)."""
-    local = set(unit.bindings) - params
+    local = set(
+        unit.bindings
+    )  # a parameter rebound here (`value = value.item()`) is not the caller's argument any more
     found: list[cst.BaseSmallStatement] = []
     for kind in (cst.Assign, cst.AugAssign, cst.Expr):
         for statement, _ in placed(unit, kind):

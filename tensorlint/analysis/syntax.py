@@ -208,7 +208,14 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
             owner = (dotted_name(call.func.value) or "").lower()
             if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
                 return True  # optimizer.step(), scaler.step(optimizer)
-    return False
+    return any(type(node) is cst.Assign and steps_an_environment(node.value) for node in own_nodes(loop.body))
+
+
+def steps_an_environment(value: cst.BaseExpression) -> bool:
+    """`obs, reward, done, info = env.step(action)`: an environment hands the loop a new observation
+    at each step, as a loader hands it a batch (an optimizer's or a scheduler's `step()` gives
+    nothing to keep)."""
+    return type(value) is cst.Call and callee_name(value) == "step" and bool(value.args)
 
 
 def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
@@ -558,13 +565,40 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
     func = call.func
     if isinstance(func, cst.Name):
         return caller.lookup_def(func.value)
-    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+    if not isinstance(func, cst.Attribute):
         return None
-    if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
+    if _is_self(func.value, caller) and caller.cls is not None:  # `self.eval_one(batch)`
         return method_of(index, caller.cls, func.attr.value)
-    cls = index.classes.get(_instance_class(func.value.value, caller) or "")
+    if isinstance(func.value, cst.Attribute) and _is_self(func.value.value, caller) and caller.cls is not None:
+        held = _held_class(index, caller.cls, func.value.attr.value)  # `self.controller.act(obs)`
+        cls = index.classes.get(held or "")
+    elif isinstance(func.value, cst.Name):
+        cls = index.classes.get(_instance_class(func.value.value, caller) or "")
+    else:
+        return None
     method = cls.methods.get(func.attr.value) if cls is not None else None
     return index.method_units[id(method)] if method is not None else None
+
+
+def _is_self(expr: cst.BaseExpression, unit: Unit) -> bool:
+    return type(expr) is cst.Name and expr.value == unit.self_name
+
+
+def _held_class(index: ModuleIndex, cls: ClassInfo, attribute: str) -> str | None:
+    """The class of what an object keeps in `self.attribute`, by its every assignment: an instance
+    made there (`Cls(...)`) or a parameter annotated with a class (`controller: Controller`)."""
+    assigned = [
+        (value, unit) for c in lineage(index.classes, cls) for value, unit in c.attribute_values.get(attribute, [])
+    ]
+    classes = {
+        callee_name(value)
+        if isinstance(value, cst.Call)
+        else _instance_class(value.value, unit)
+        if isinstance(value, cst.Name)
+        else None
+        for value, unit in assigned
+    }
+    return classes.pop() if len(classes) == 1 else None
 
 
 def _instance_class(name: str, caller: Unit) -> str | None:
@@ -771,11 +805,35 @@ def repeats_per_step(
     method = unit.method_unit()
     if method is None:
         return None
-    if Role.FORWARD in method.roles or method.name in _BATCH_METHODS or _per_iteration_hook(method.name):
+    if _repeats_by_name(method):
         if target is not None and _made_in(target, method.node):
             return None
         return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
+    if Role.STEP in method.roles and _called_from(method, _repeats_by_name):
+        # `self._attach_probes()` in `train_step`: a helper runs as often as the step that calls it
+        if target is not None and _made_in(target, method.node):
+            return None
+        return f"in {method.roles[Role.STEP]}"
     return None
+
+
+def _repeats_by_name(method: Unit) -> bool:
+    """`forward`, a framework's per-batch method (`training_step`) or per-iteration hook."""
+    return Role.FORWARD in method.roles or method.name in _BATCH_METHODS or _per_iteration_hook(method.name)
+
+
+def _called_from(unit: Unit, test: Callable[[Unit], bool]) -> bool:
+    """Whether a caller of the unit, or of its callers (the calls of it from repeating code), passes `test`."""
+    seen, todo = {id(unit)}, [caller for _, caller in unit.call_sites]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if test(current):
+            return True
+        todo.extend(caller for _, caller in current.call_sites)
+    return False
 
 
 def _per_iteration_hook(name: str) -> bool:
@@ -802,10 +860,15 @@ def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
         if (
             isinstance(node, cst.Assign)
             and isinstance(node.value, cst.Call)
+            and callee_name(node.value) not in _LOOKUPS
             and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in node.targets)
         ):
             return True
     return False
+
+
+# Calls that look up modules that exist already (`modules = dict(model.named_modules())`), not make them.
+_LOOKUPS = frozenset(["dict", "list", "tuple", "getattr", "get_submodule", "named_modules", "modules", "get"])
 
 
 def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
