@@ -53,6 +53,9 @@ class Loop:
     feeds_data: bool
     carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
     reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
+    # A loop that generates (`ids = torch.cat([ids, tok])` in `sample`): it runs once per token
+    # made, and what it carries from step to step is the sequence, not one unrolled graph.
+    generates: bool = False
 
     def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:
         """Whether `expr` is computed, inside this loop, from a loop-carried value."""

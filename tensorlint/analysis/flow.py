@@ -13,7 +13,7 @@ module's `facts.Facts`:
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -88,6 +88,7 @@ from tensorlint.analysis.syntax import (
     carried_names,
     concatenated_operand,
     counts_batches,
+    decodes,
     element_class,
     free_names,
     hands_over_data,
@@ -1083,8 +1084,8 @@ class _Walker:
         for child in children(expr):
             if isinstance(child, cst.BaseExpression):
                 kept |= self._kept_references(child)
-            elif isinstance(child, cst.Arg):
-                kept |= self._kept_references(child.value)
+            elif isinstance(child, (cst.Arg, cst.Element, cst.DictElement)):
+                kept |= self._kept_references(child.value)  # `return ids, float(score)`: `ids` only
             else:
                 kept |= references(child)
         return kept
@@ -1124,7 +1125,10 @@ class _Walker:
             if isinstance(value_expr, cst.Call) and (through := passed_through(value_expr)) is not None:
                 value_expr = through  # `logits, labels = accelerator.gather((logits, labels))`: each its own
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
-            elements = self.summarized_elements(value_expr) if isinstance(value_expr, cst.Call) else None
+            made_by = value_expr
+            if type(value_expr) is cst.Name and len(bound := self.unit.bindings.get(value_expr.value, [])) == 1:
+                made_by = bound[0]  # `scored = self._score(x)`, then `nll, n = scored`
+            elements = self.summarized_elements(made_by) if isinstance(made_by, cst.Call) else None
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
@@ -2006,6 +2010,7 @@ class _Walker:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
+        generates = not calls_backward and not fetches and decodes(statement, self.unit)
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
         examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
@@ -2015,10 +2020,11 @@ class _Walker:
             frozenset(reset_every_iteration(statement)),
             frozenset(assigned),
             calls_backward,
-            not calls_backward and not fetches and not over_batches and self._computes(statement),
+            not calls_backward and not fetches and not over_batches and not generates and self._computes(statement),
             calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports),
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
+            generates,
         )
 
     def _loop_nodes(self, statement: cst.For | cst.While) -> Iterator[cst.CSTNode]:
@@ -2746,7 +2752,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             continue  # judged at each call, with the caller's arguments
         target = event.target if isinstance(event, Accumulation) else event.container
         sources = event.value.sources & set(params)
-        as_is |= {params.index(name) for name in _displayed_names(event.value_expr) & sources}
+        as_is |= {params.index(name) for name in _displayed_names(event.value_expr, unit.bindings) & sources}
         key = _key_parameter(event, params) if isinstance(event, Store) else None
         if key is not None and isinstance(target, cst.Name) and target.value in params:
             for source in sources:  # `container[key] = value`: the caller's key decides
@@ -2842,16 +2848,19 @@ def _keyed_by_argument(target: cst.BaseExpression, unit: Unit, params: set[str])
     )
 
 
-def _displayed_names(expr: cst.BaseExpression) -> set[str]:
-    """Names an expression holds as they are: `e`, `(path, e)`, `{"error": e}`, `e.__traceback__`."""
+def _displayed_names(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> set[str]:
+    """Names an expression holds as they are: `e`, `(path, e)`, `{"error": e}`, `e.__traceback__`,
+    and a local name `bound` to such a display (`info = {"error": e}`, then `append(info)`)."""
     if isinstance(expr, cst.Name):
-        return {expr.value}
+        shown = bound.get(expr.value, [])
+        rest = {name: values for name, values in bound.items() if name != expr.value}
+        return {expr.value}.union(*(_displayed_names(value, rest) for value in shown))
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__traceback__":
-        return _displayed_names(expr.value)
+        return _displayed_names(expr.value, bound)
     if isinstance(expr, (cst.Tuple, cst.List)):
-        return {n for element in expr.elements for n in _displayed_names(element.value)}
+        return {n for element in expr.elements for n in _displayed_names(element.value, bound)}
     if isinstance(expr, cst.Dict):
-        return {n for e in expr.elements if isinstance(e, cst.DictElement) for n in _displayed_names(e.value)}
+        return {n for e in expr.elements if isinstance(e, cst.DictElement) for n in _displayed_names(e.value, bound)}
     return set()
 
 

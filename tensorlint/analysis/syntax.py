@@ -9,7 +9,7 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -226,7 +226,88 @@ def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
     `backward()`, the same loop in a loss over a batch's views cannot be told apart by its shape."""
     if not isinstance(loop, cst.For) or not _evaluates(unit):
         return False
-    return batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit) or _data_indexed(loop, unit)
+    return (
+        batch_starts(loop.iter)
+        or _pairs_run_through_a_network(loop, unit)
+        or _data_indexed(loop, unit)
+        or _windows_of_an_input(loop, unit)
+    )
+
+
+def decodes(loop: cst.For | cst.While, unit: Unit) -> bool:
+    """A loop that generates, in a function that evaluates or is named for generating
+    (`generate`, `sample`, `decode`): each iteration extends a sequence with what it produced
+    (`ids = torch.cat([ids, next_token], dim=-1)`), so it runs as many times as tokens are made."""
+    node = unit.node
+    words = set(node.name.value.lower().split("_")) if isinstance(node, cst.FunctionDef) else set()
+    if not (words & _GENERATION_WORDS or _evaluates(unit)):
+        return False
+    for statement in own_nodes(loop.body):
+        if type(statement) is not cst.Assign or type(statement.value) is not cst.Call:
+            continue
+        if dotted_name(statement.value.func) not in ("torch.cat", "torch.concat", "torch.hstack"):
+            continue
+        first = statement.value.args[0].value if statement.value.args else None
+        parts = first.elements if isinstance(first, (cst.List, cst.Tuple)) else []
+        grown = {name for t in statement.targets for name in target_names(t.target)}
+        if any(type(part.value) is cst.Name and part.value.value in grown for part in parts):
+            return True
+    return False
+
+
+_GENERATION_WORDS = frozenset(["generate", "generation", "sample", "sampling", "decode", "decoding", "greedy", "beam"])
+
+
+def _windows_of_an_input(loop: cst.For, unit: Unit) -> bool:
+    """`for begin in range(0, seq_len, stride)` after `seq_len = ids.size(1)`, or over a generator
+    of the file that loops so (`for b, e in self.windows(n_tokens)`): windows or chunks of an input,
+    as many as it is long."""
+    iterable = loop.iter
+    if type(iterable) is cst.Call and callee_name(iterable) == "enumerate" and iterable.args:
+        iterable = iterable.args[0].value
+    if type(iterable) is not cst.Call:
+        return False
+    if (stop := _strided_range(iterable)) is not None:
+        return _a_length(stop, unit.bindings)
+    generator = _function_called(iterable, unit)
+    if generator is None:
+        return False
+    params = [p.name.value for p in generator.params.params]
+    params = params[1:] if type(iterable.func) is cst.Attribute else params  # a method's `self`
+    given = dict(zip(params, [a.value for a in iterable.args if a.keyword is None], strict=False))
+    for inner in own_nodes(generator.body):
+        stop = _strided_range(inner.iter) if type(inner) is cst.For else None
+        if type(stop) is cst.Name and stop.value in given and _a_length(given[stop.value], unit.bindings):
+            return True
+    return False
+
+
+def _strided_range(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The stop of `range(start, stop, step)`."""
+    if type(iterable) is not cst.Call or dotted_name(iterable.func) != "range":
+        return None
+    args = [arg.value for arg in iterable.args if arg.keyword is None]
+    return args[1] if len(args) == 3 else None
+
+
+def _a_length(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:
+    """`len(x)`, `x.size(1)`, `x.shape[-1]`, `x.numel()`, or a name bound to one."""
+    if type(expr) is cst.Name:
+        return any(_a_length(value, {}) for value in bound.get(expr.value, []))
+    if type(expr) is cst.Call:
+        return callee_name(expr) in ("len", "size", "numel")
+    return type(expr) is cst.Subscript and type(expr.value) is cst.Attribute and expr.value.attr.value == "shape"
+
+
+def _function_called(call: cst.Call, unit: Unit) -> cst.FunctionDef | None:
+    """The function of the file a call runs, by its name or as a method of `self`."""
+    if type(call.func) is cst.Name:
+        called = unit.lookup_def(call.func.value)
+        return called.node if called is not None and isinstance(called.node, cst.FunctionDef) else None
+    owner = call.func.value if type(call.func) is cst.Attribute else None
+    if type(owner) is cst.Name and owner.value == unit.self_name and unit.cls is not None:
+        return unit.cls.methods.get(call.func.attr.value)
+    return None
 
 
 def _evaluates(unit: Unit) -> bool:

@@ -160,6 +160,7 @@ _NO_GRAPH_METHODS = frozenset(
         "detach",
         "detach_",
         "sample",  # a distribution's draw: no gradient flows through it (`rsample` keeps one)
+        "multinomial",  # indices drawn: integers
         "argmax",
         "argmin",
         "argsort",

@@ -498,7 +498,7 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         return False
     if lifetime == "attribute":
         cls = store.unit.cls
-        if cls is None or runs_per_batch(store.unit):
+        if cls is None or _run_by_own_loop(facts, store.unit, cls):
             return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
         return not _updated_in_a_loop_where_made(facts, cls.name, store.unit.name)
     if lifetime == "argument":
@@ -512,6 +512,25 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _run_by_own_loop(facts: Facts, unit: Unit, cls: ClassInfo) -> bool:
+    """Whether a loop over batches in a method of the object's own class runs the method, directly
+    or through the methods calling it. A loop outside the object (`env.step(action)` in a
+    function's rollout) calls it for as long as the object lives."""
+    own = lineage(facts.index.classes, cls)
+    seen, todo = {id(unit)}, [unit]
+    while todo:
+        current = todo.pop()
+        for _, caller in current.call_sites:
+            if current.called_per_batch and (caller.cls is None or caller.cls not in own):
+                continue  # the loop is outside the object
+            if current.called_per_batch:
+                return True
+            if id(caller) not in seen:
+                seen.add(id(caller))
+                todo.append(caller)
+    return False
 
 
 def _spans_the_run(unit: Unit, caller: Unit) -> bool:

@@ -309,7 +309,7 @@ class GraphAccumulatedInLoop(Rule):
                     continue  # `packed[node.name] = pack(node)`: a table of a fixed collection
             if isinstance(event, Store) and id(loop.node) not in facts.graph_loops:
                 continue  # no graph is made in the loop: it stores views of one made before (`out[i]`)
-            if not loop.feeds_data and loop.depends_on_carried(event.value_expr, exclude=root):
+            if not (loop.feeds_data or loop.generates) and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
             if root in owner.backpropagated_names:
                 continue  # summed, then backpropagated: gradient accumulation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import chain
 
 import libcst as cst
@@ -200,7 +200,7 @@ class ExceptionKept(Rule):
                 if stored is None:
                     continue
                 container, value = stored
-                kept = _kept_exception(value, names, records)
+                kept = _kept_exception(value, names, records, unit.bindings)
                 if kept is None:
                     continue
                 lifetime = None
@@ -429,11 +429,21 @@ def _stored(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] 
     return None
 
 
-def _kept_exception(value: cst.BaseExpression, names: set[str], records: set[str]) -> cst.BaseExpression | None:
+def _kept_exception(
+    value: cst.BaseExpression,
+    names: set[str],
+    records: set[str],
+    bound: Mapping[str, list[cst.BaseExpression]] | None = None,
+) -> cst.BaseExpression | None:
     """The part of a stored value that holds a traceback: `e`, `(i, e)`, `e.__traceback__`,
-    `sys.exc_info()`, `Failure(step, e)` for a dataclass or NamedTuple of the file."""
+    `sys.exc_info()`, `Failure(step, e)` for a dataclass or NamedTuple of the file; or a local
+    name `bound` to one of those (`info = {"error": e}`, then `failures.append(info)`)."""
     if isinstance(value, cst.Name) and value.value in names:
         return value
+    if isinstance(value, cst.Name) and bound:
+        rest = {name: values for name, values in bound.items() if name != value.value}
+        shown = (_kept_exception(v, names, records, rest) for v in bound.get(value.value, []))
+        return next((found for found in shown if found is not None), None)
     if isinstance(value, cst.Attribute) and value.attr.value == "__traceback__":
         return value
     if _is_current_exception(value):
@@ -446,7 +456,7 @@ def _kept_exception(value: cst.BaseExpression, names: set[str], records: set[str
         parts = [arg.value for arg in value.args]
     else:
         return None
-    return next((found for part in parts if (found := _kept_exception(part, names, records)) is not None), None)
+    return next((found for part in parts if (found := _kept_exception(part, names, records, bound)) is not None), None)
 
 
 def _is_current_exception(value: cst.BaseExpression) -> bool:
