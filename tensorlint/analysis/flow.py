@@ -45,6 +45,7 @@ from tensorlint.analysis.index import (
     Role,
     Unit,
     all_params,
+    annotation_words,
     arguments_by_position,
     attribute_family,
     build_index,
@@ -58,6 +59,7 @@ from tensorlint.analysis.index import (
     qualified_name,
     resets_container,
     self_attribute,
+    single_class,
     steps_once,
 )
 from tensorlint.analysis.names import (
@@ -80,7 +82,6 @@ from tensorlint.analysis.syntax import (
     ITEM_WRAPPERS,
     NoGrad,
     accumulated_operand,
-    annotation_words,
     assign_loop_step_roles,
     calls_and_yields,
     calls_in,
@@ -100,7 +101,6 @@ from tensorlint.analysis.syntax import (
     own_nodes,
     removes_handles,
     reset_every_iteration,
-    single_class,
     steps_an_environment,
     target_names,
 )

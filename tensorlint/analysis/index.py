@@ -1117,7 +1117,7 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
         found = caller.lookup_def(func.value)
         return [found] if found is not None else []
     if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Attribute, cst.Subscript)):
-        return _member_methods(index, func, caller)  # `self.queue.enqueue(k)`, `self.meters["loss"].push(v)`
+        return member_methods(index, func, caller)  # `self.queue.enqueue(k)`, `self.meters["loss"].push(v)`
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and caller.cls is not None):
         return []
     if func.value.value != caller.self_name:
@@ -1133,20 +1133,67 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
     return called
 
 
-def _member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> list[Unit]:
+def member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> list[Unit]:
     """`self.queue.enqueue(k)`: the method of the class of this module that every value assigned
-    to `self.queue` is an instance of; `self.meters["loss"].push(v)`: every value put in `self.meters`."""
+    to `self.queue` is an instance of (`KeyQueue(...)`, a parameter annotated `queue: KeyQueue`,
+    either branch of `Probe() if cfg.probe else None`); `self.meters["loss"].push(v)`: every value
+    put in `self.meters`."""
     item = type(func.value) is cst.Subscript
     member = self_attribute(caller, _held(func.value))
     if member is None or caller.cls is None:
         return []
     classes = lineage(index.classes, caller.cls)
-    values = [v for c in classes for v, _ in (c.item_values if item else c.attribute_values).get(member, [])]
-    names = {callee_name(v) if type(v) is cst.Call else None for v in values}
+    values = [
+        (branch, unit)
+        for c in classes
+        for value, unit in (c.item_values if item else c.attribute_values).get(member, [])
+        for branch in ((value.body, value.orelse) if type(value) is cst.IfExp else (value,))
+        if not (type(branch) is cst.Name and branch.value == "None")
+    ]
+    names = {_class_of(value, unit) for value, unit in values}
     if len(names) != 1 or (cls := index.classes.get(names.pop() or "")) is None:
         return []
     method = method_of(index, cls, func.attr.value)
     return [method] if method is not None else []
+
+
+def _class_of(value: cst.BaseExpression, unit: Unit) -> str | None:
+    """The class a value is an instance of, as far as the code says: `Cls(...)`, or a parameter
+    of `unit` annotated with one class."""
+    if type(value) is cst.Call:
+        return callee_name(value)
+    node = unit.node
+    if type(value) is not cst.Name or not isinstance(node, cst.FunctionDef):
+        return None
+    return next(
+        (single_class(annotation_words(p)) for p in all_params(node.params) if p.name.value == value.value), None
+    )
+
+
+def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
+    """The names in a parameter's or a variable's annotation: `Optional[torch.Tensor]` -> Optional,
+    torch, Tensor."""
+    if annotated.annotation is None:
+        return set()
+    annotation = annotated.annotation.annotation
+    if type(annotation) is cst.Name or type(annotation) is cst.Attribute:
+        dotted = dotted_name(annotation)  # `int`, `torch.Tensor`: most annotations, without a walk
+        if dotted is not None:
+            return set(dotted.split("."))
+    words: set[str] = set()
+    for node in [annotation, *walk(annotation)]:
+        if isinstance(node, cst.Name):
+            words.add(node.value)
+        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
+            words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
+    return words
+
+
+def single_class(words: set[str]) -> str | None:
+    """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
+    `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
+    named = words - {"Optional", "Union", "None"}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def subclass_overrides(index: ModuleIndex, cls: ClassInfo, name: str) -> list[Unit]:

@@ -24,15 +24,18 @@ from tensorlint.analysis.index import (
     Role,
     Unit,
     all_params,
+    annotation_words,
     arguments_by_position,
     first_iteration_calls,
     is_step_method,
     lineage,
+    member_methods,
     method_of,
     placed,
     qualified_name,
     run_once_calls,
     runs_per_batch,
+    single_class,
     spread_repeating_roles,
     steps_once,
 )
@@ -304,9 +307,9 @@ def _function_called(call: cst.Call, unit: Unit) -> cst.FunctionDef | None:
     if type(call.func) is cst.Name:
         called = unit.lookup_def(call.func.value)
         return called.node if called is not None and isinstance(called.node, cst.FunctionDef) else None
-    owner = call.func.value if type(call.func) is cst.Attribute else None
-    if type(owner) is cst.Name and owner.value == unit.self_name and unit.cls is not None:
-        return unit.cls.methods.get(call.func.attr.value)
+    func = call.func
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == unit.self_name:
+        return unit.cls.methods.get(func.attr.value) if unit.cls is not None else None
     return None
 
 
@@ -600,32 +603,6 @@ def _has_named_role(unit: Unit) -> bool:
     return unit.name in STEP_METHODS or unit.name.startswith(("on_", "after_", "before_"))
 
 
-def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
-    """The names in a parameter's or a variable's annotation: `Optional[torch.Tensor]` -> Optional,
-    torch, Tensor."""
-    if annotated.annotation is None:
-        return set()
-    annotation = annotated.annotation.annotation
-    if type(annotation) is cst.Name or type(annotation) is cst.Attribute:
-        dotted = dotted_name(annotation)  # `int`, `torch.Tensor`: most annotations, without a walk
-        if dotted is not None:
-            return set(dotted.split("."))
-    words: set[str] = set()
-    for node in [annotation, *walk(annotation)]:
-        if isinstance(node, cst.Name):
-            words.add(node.value)
-        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
-            words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
-    return words
-
-
-def single_class(words: set[str]) -> str | None:
-    """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
-    `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""
-    named = words - {"Optional", "Union", "None"}
-    return next(iter(named)) if len(named) == 1 else None
-
-
 # Annotations of containers that hold items of one class: `list[Callback]`, `Sequence[Metric]`.
 _ITEM_CONTAINERS = frozenset(["list", "List", "Sequence", "Iterable", "Collection", "tuple", "Tuple"])
 
@@ -648,38 +625,15 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
         return caller.lookup_def(func.value)
     if not isinstance(func, cst.Attribute):
         return None
-    if _is_self(func.value, caller) and caller.cls is not None:  # `self.eval_one(batch)`
-        return method_of(index, caller.cls, func.attr.value)
-    if isinstance(func.value, cst.Attribute) and _is_self(func.value.value, caller) and caller.cls is not None:
-        held = _held_class(index, caller.cls, func.value.attr.value)  # `self.controller.act(obs)`
-        cls = index.classes.get(held or "")
-    elif isinstance(func.value, cst.Name):
-        cls = index.classes.get(_instance_class(func.value.value, caller) or "")
-    else:
+    if isinstance(func.value, (cst.Attribute, cst.Subscript)):
+        return next(iter(member_methods(index, func, caller)), None)  # `self.controller.act(obs)`
+    if not isinstance(func.value, cst.Name):
         return None
+    if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
+        return method_of(index, caller.cls, func.attr.value)
+    cls = index.classes.get(_instance_class(func.value.value, caller) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
     return index.method_units[id(method)] if method is not None else None
-
-
-def _is_self(expr: cst.BaseExpression, unit: Unit) -> bool:
-    return type(expr) is cst.Name and expr.value == unit.self_name
-
-
-def _held_class(index: ModuleIndex, cls: ClassInfo, attribute: str) -> str | None:
-    """The class of what an object keeps in `self.attribute`, by its every assignment: an instance
-    made there (`Cls(...)`) or a parameter annotated with a class (`controller: Controller`)."""
-    assigned = [
-        (value, unit) for c in lineage(index.classes, cls) for value, unit in c.attribute_values.get(attribute, [])
-    ]
-    classes = {
-        callee_name(value)
-        if isinstance(value, cst.Call)
-        else _instance_class(value.value, unit)
-        if isinstance(value, cst.Name)
-        else None
-        for value, unit in assigned
-    }
-    return classes.pop() if len(classes) == 1 else None
 
 
 def _instance_class(name: str, caller: Unit) -> str | None:

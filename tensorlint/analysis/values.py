@@ -665,6 +665,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         return _module_output(MODULE, args, scope)
     if recv is not None and name is not None and _is_super(recv) and is_module_forward_method(name):
         return Value(tensor=True, graph=scope.grad_enabled)  # `super().forward(x)`: the module's own computation
+    if recv is not None and name == "prediction_step" and _is_super(recv):
+        return TENSOR  # a transformers Trainer's `(loss, logits, labels)`: on the device, made under no_grad
     if recv is not None and name is not None:
         owner = evaluate(recv, scope)
         method = _method_call(name, owner, call, scope)
