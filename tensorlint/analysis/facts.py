@@ -53,8 +53,9 @@ class Loop:
     feeds_data: bool
     carried: frozenset[str]  # names computed from their own previous value: `x = block(x)`
     reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
-    # A loop that generates (`ids = torch.cat([ids, tok])` in `sample`): it runs once per token
-    # made, and what it carries from step to step is the sequence, not one unrolled graph.
+    # A loop that generates, without `backward()`: a sequence (`ids = torch.cat([ids, tok])` in
+    # `sample`) or an environment's steps (`obs, r, done, info = env.step(a)`). It runs once per
+    # token or step, and what it carries from step to step is data, not one unrolled graph.
     generates: bool = False
 
     def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:

@@ -572,7 +572,7 @@ class _Walker:
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
                 value = TENSOR  # Lightning hands a step the loader's batch: tensors, without a graph
-            elif name == "outputs" and unit.is_method and _a_batch_end_hook(unit.name) and not words:
+            elif name == "outputs" and unit.is_method and _a_batch_end_hook(unit.name) and words <= _OUTPUTS_TYPES:
                 value = TENSOR  # what the step returned, its `loss` detached by Lightning
             else:
                 value = UNKNOWN
@@ -1982,14 +1982,14 @@ class _Walker:
     def _loop_info(self, statement: cst.For | cst.While) -> Loop:
         assigned: set[str] = set()
         reads: dict[str, set[str]] = {}
-        calls_backward = fetches = False
+        calls_backward = fetches = steps = False
         handed: list[cst.Call] = []  # calls that may hand a loader over, judged once `assigned` is known
         nested: set[int] | None = None  # calls in inner loops: a step called there is theirs
         for node in self._loop_nodes(statement):  # compared by type: isinstance against LibCST's ABCs is slow
             if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 read = names_in(node.value)
-                fetches = fetches or steps_an_environment(node.value)
+                steps = steps or steps_an_environment(node.value)
                 for target in targets:
                     names = target_names(target)
                     assigned |= names
@@ -2010,7 +2010,7 @@ class _Walker:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
-        generates = not calls_backward and not fetches and decodes(statement, self.unit)
+        generates = not calls_backward and not fetches and (steps or decodes(statement, self.unit))
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
         examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
@@ -2159,9 +2159,16 @@ def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
 
 
+# How frameworks annotate the step outputs a hook is given: `outputs: Optional[dict]`, `STEP_OUTPUT`.
+_OUTPUTS_TYPES = frozenset(["Optional", "Union", "None", "dict", "Dict", "Mapping", "Any", "typing", "STEP_OUTPUT"])
+
+
 def _a_batch_end_hook(name: str) -> bool:
-    """Lightning's `on_train_batch_end`, `on_validation_batch_end`, ...: given the step's outputs."""
-    return name.startswith("on_") and name.endswith("_batch_end")
+    """Lightning's `on_train_batch_end`, `on_validation_batch_end`, ..., mmengine's
+    `after_train_iter`, `after_val_iter`, ...: given the step's outputs."""
+    return (name.startswith("on_") and name.endswith("_batch_end")) or (
+        name.startswith("after_") and name.endswith("_iter")
+    )
 
 
 _MODULE_STRUCTURE = frozenset(

@@ -532,7 +532,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
     """A function that a loop over batches calls by name (`train_step(model, batch, stats)`, a
     nested `step(x, y)`) runs once per batch, as a framework's per-step method does: what it keeps
     in a global, a closure cell or a container its caller passes grows per batch. Its parameters
-    take what the loop passes. A method its own class calls so, on `self`, runs once per batch too."""
+    take what the loop passes. A method its own class calls so, on `self`, runs once per batch too;
+    so does a method of an object the caller keeps (`self.monitor.push(kl)`)."""
     own_loops: list[Unit] = []  # methods their class's loops call on `self`: their helpers run as often
     for caller in index.units:
         if not caller.has_loop:
@@ -556,8 +557,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                     f"`{qualified_name(callee)}` (called once per batch by the loop in `{qualified_name(caller)}`)"
                 )
                 callee.call_sites.append((call, caller))
-                callee.called_per_batch = True
                 own_loops.append(callee)
+                callee.called_per_batch = True
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 params = [p.name.value for p in callee.argument_params]
