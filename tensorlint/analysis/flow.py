@@ -83,6 +83,7 @@ from tensorlint.analysis.syntax import (
     NoGrad,
     accumulated_operand,
     assign_loop_step_roles,
+    called_from,
     calls_and_yields,
     calls_in,
     calls_under_no_grad,
@@ -1239,16 +1240,23 @@ class _Walker:
         grad scaler's new scale, a KV cache's keys in generation)."""
         attribute = self_attribute(self.unit, expr)
         cls = self.unit.cls
-        if attribute is None or cls is None or not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()):
+        if attribute is None or cls is None or not self._forward_code():
             return False
         family = attribute_family(self.index.classes, cls, attribute)
         made = [value for c in family for value, _ in c.attribute_values.get(attribute, [])]
         return self._made_by_calls(expr, made)
 
+    def _forward_code(self) -> bool:
+        """`forward`, a hook, or a method they call (`self.bank.update(idx, f)` in a loss's `forward`)."""
+        forward = {Role.FORWARD, Role.MODULE_HOOK}
+        return bool(forward & self.unit.roles.keys()) or called_from(
+            self.unit, lambda u: bool(forward & u.roles.keys())
+        )
+
     def _fills_own_tensor(self, target: cst.Subscript) -> bool:
         """`self.sv[i][:] = sv` in forward code: every element written, so the target is a tensor
         (a list's slice assignment would replace its items), and one that the object keeps."""
-        if not ({Role.FORWARD, Role.MODULE_HOOK} & self.unit.roles.keys()) or not _is_whole_slice(target):
+        if not self._forward_code() or not _is_whole_slice(target):
             return False
         root = root_name(target.value) or ""
         return self.unit.self_name is not None and root.startswith(f"{self.unit.self_name}.")

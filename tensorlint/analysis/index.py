@@ -896,8 +896,11 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
             mine = callee.cls in own or (callee.cls is not None and caller.cls in lineage(index.classes, callee.cls))
             on_self = callee.is_method and (mine or _called_on_member(call, caller))
             on_self = on_self or callee.parent is caller  # a function the caller defines runs as often
-            if callee.call_sites or (on_self and not callee.roles):
-                callee.call_sites.append((call, caller))  # every call of it from repeating code
+            # every call of it from repeating code; and of a per-step method by its name that forward
+            # code calls (`self.bank.update(idx, f)` in a loss's `forward`): given forward's tensors
+            by_name_from_forward = spread[role] is Role.FORWARD and callee.roles.keys() == {Role.STEP}
+            if callee.call_sites or (on_self and (not callee.roles or by_name_from_forward)):
+                callee.call_sites.append((call, caller))
             if on_self and not callee.roles and callee.name != "__init__":
                 callee.roles[spread[role]] = f"`{qualified_name(callee)}`, called from {caller.roles[role]}"
                 todo.append(callee)

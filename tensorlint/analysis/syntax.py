@@ -845,7 +845,7 @@ def repeats_per_step(
         if target is not None and _made_in(target, method.node):
             return None
         return f"in `{method.cls.name if method.cls else ''}.{method.name}`".replace("`.", "`")
-    if Role.STEP in method.roles and _called_from(method, _repeats_by_name):
+    if Role.STEP in method.roles and called_from(method, _repeats_by_name):
         # `self._attach_probes()` in `train_step`: a helper runs as often as the step that calls it
         if target is not None and _made_in(target, method.node):
             return None
@@ -858,7 +858,7 @@ def _repeats_by_name(method: Unit) -> bool:
     return Role.FORWARD in method.roles or method.name in _BATCH_METHODS or _per_iteration_hook(method.name)
 
 
-def _called_from(unit: Unit, test: Callable[[Unit], bool]) -> bool:
+def called_from(unit: Unit, test: Callable[[Unit], bool]) -> bool:
     """Whether a caller of the unit, or of its callers (the calls of it from repeating code), passes `test`."""
     seen, todo = {id(unit)}, [caller for _, caller in unit.call_sites]
     while todo:

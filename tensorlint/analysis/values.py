@@ -193,6 +193,11 @@ _NO_GRAPH_METHODS = frozenset(
         "bincount",
     ]
 )
+# Tensor methods whose result is computed from their tensor arguments as from the receiver.
+_COMBINING_METHODS = frozenset(
+    ["add", "sub", "mul", "div", "true_divide", "matmul", "mm", "bmm", "mv", "dot", "pow", "lerp", "addcmul",
+     "addcdiv", "addmm", "baddbmm", "where", "maximum", "minimum", "atan2", "hypot"]
+)  # fmt: skip
 # Tensor methods that return Python values.
 _NON_TENSOR_METHODS = frozenset(
     [
@@ -980,6 +985,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return SCALAR  # (`log.get("ntokens", 0)` of a logging output: a count, as `log["ntokens"]` is)
         if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
             return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
+        if name in _COMBINING_METHODS:  # `old.mul(m).add(feats)`: the arguments' history too
+            recv = recv.join(_join(evaluate(arg.value, scope) for arg in call.args))
         return _moved(_derived(recv, scope), name, call, scope)
     if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
         return TENSOR  # only tensors have .detach(); `.to(device, non_blocking=True)` moves a batch
