@@ -248,6 +248,9 @@ class _Walker:
         found = self.unit.lookup_def(name)
         return found is not None and isinstance(found.node, cst.FunctionDef)
 
+    def option_defaults(self) -> Mapping[str, cst.BaseExpression]:
+        return self.index.option_defaults
+
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
         if cls is None and name in _BUILTIN_NAMES:
@@ -2589,11 +2592,23 @@ def _constructed(facts: Facts, init: Unit, param: str) -> Value:
             scope.env.update(at_end)
         else:
             scope._bind_params()
-        # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`).
+        # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`), and
+        # the names those read (`device = torch.device(args.device)` after `args = p.parse_args()`).
         given = caller.bindings.get(arg.value, [arg]) if type(arg) is cst.Name and at_end is None else [arg]
+        if at_end is None:
+            _bind_read_names(scope, caller, given, depth=2)
         for value in given:
             joined = joined.join(evaluate(value, scope))
     return joined
+
+
+def _bind_read_names(scope: _Walker, unit: Unit, values: list[cst.BaseExpression], depth: int) -> None:
+    """Give `scope` the names that `values` read and `unit` binds once, from that binding."""
+    for name in {n for value in values for n in names_in(value)}:
+        bound = unit.bindings.get(name, [])
+        if depth and len(bound) == 1 and name not in scope.env:
+            _bind_read_names(scope, unit, bound, depth - 1)
+            scope.env[name] = evaluate(bound[0], scope)
 
 
 _MAX_REPLAY_DEPTH = 3  # helpers of helpers of helpers; a recursive helper stops there

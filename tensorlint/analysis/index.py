@@ -351,6 +351,9 @@ class ModuleIndex:
     concatenated: set[str] = field(default_factory=set)
     # `Name(...)` calls by the called name, with the unit whose own code makes them
     named_calls: dict[str, list[tuple[cst.Call, Unit]]] = field(default_factory=dict)
+    # `parser.add_argument("--device", default="cuda")`: each option's default, by its name in the
+    # parsed namespace (`args.device`)
+    option_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
     # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
@@ -403,6 +406,7 @@ class _Indexer:
         self.concatenated: set[str] = set()
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
         self.named_calls: dict[str, list[tuple[cst.Call, Unit]]] = {}
+        self.option_defaults: dict[str, cst.BaseExpression] = {}
         self.lambda_depth = 0  # calls in a lambda are not its unit's own code
         self.lazy_values: set[int] = set()  # `self.x = {}` under `if not hasattr(self, "x")`: creation
 
@@ -443,6 +447,19 @@ class _Indexer:
                 stack += [(child, None, None, NOWHERE) for child in below]
             else:
                 stack += [(child, None, owner, child_place(node, child, place)) for child in below]
+
+    def _option_default(self, call: cst.Call) -> None:
+        """`add_argument("--device", default="cuda")`, `add_argument("-d", "--data-dir", dest="root")`."""
+        default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
+        if default is None:
+            return
+        dest = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dest"), None)
+        flags = [string_value(a.value) for a in call.args if a.keyword is None]
+        name = string_value(dest) if dest is not None else next((f for f in flags if f and f.startswith("--")), None)
+        if name is None and flags and flags[0] and not flags[0].startswith("-"):
+            name = flags[0]  # a positional argument
+        if name:
+            self.option_defaults[name.lstrip("-").replace("-", "_")] = default
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)
@@ -694,6 +711,8 @@ class _Indexer:
             first = node.args[0].value if node.args else None
             if name == "requires_grad_" and isinstance(first, cst.Name) and first.value == "False":
                 self._frozen(recv)
+            if name == "add_argument":
+                self._option_default(node)
             if name == "register_buffer" and len(node.args) > 1:
                 self._register_buffer(recv, node.args[0].value, node.args[1].value)
             if name in TENSOR_HOOK_REGISTRATIONS or name in MODULE_HOOK_REGISTRATIONS:
@@ -841,6 +860,7 @@ def build_index(
         foreign_managed=indexer.foreign_managed,
         concatenated=indexer.concatenated,
         named_calls=indexer.named_calls,
+        option_defaults=indexer.option_defaults,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
@@ -425,6 +426,10 @@ class Scope(Protocol):
 
     def is_local_module_class(self, name: str) -> bool: ...
 
+    def option_defaults(self) -> Mapping[str, cst.BaseExpression]:
+        """The defaults of the command-line options the module declares (`add_argument`)."""
+        ...
+
     def is_local_function(self, name: str) -> bool:
         """Whether `name` is a function defined in this file, in scope here."""
         ...
@@ -670,6 +675,9 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         return _module_output(MODULE, args, scope)
     if recv is not None and name is not None and _is_super(recv) and is_module_forward_method(name):
         return Value(tensor=True, graph=scope.grad_enabled)  # `super().forward(x)`: the module's own computation
+    if recv is not None and name == "parse_args" and (defaults := scope.option_defaults()):
+        # `args = parser.parse_args()`: `args.device` is the option's default, as far as the code says
+        return Value(keys=tuple((dest, evaluate(default, scope)) for dest, default in defaults.items()))
     if recv is not None and name == "prediction_step" and _is_super(recv):
         return TENSOR  # a transformers Trainer's `(loss, logits, labels)`: on the device, made under no_grad
     if recv is not None and name is not None:
