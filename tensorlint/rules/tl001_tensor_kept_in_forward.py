@@ -78,7 +78,8 @@ class TensorKeptInForward(Rule):
     graph is TL004's.
     A per-step method or function that keeps a device tensor without its graph (`loss.detach()`,
     a batch's scores, `clip_grad_norm_`'s result, `outputs["loss"]` in Lightning's
-    `on_train_batch_end`) is reported when nothing ever empties the list or dict: a global, a
+    `on_train_batch_end` or in mmengine's `after_train_iter`, what a transformers Trainer's
+    `super().prediction_step(...)` returns) is reported when nothing ever empties the list or dict: a global, a
     container its caller made once before all its loops, or an attribute of a meter, callback or
     logger (unless this module makes the object and calls that method on it in a loop: TL014
     judges that loop, and the reset it lacks; a recorder handed to each epoch's function is
@@ -97,7 +98,9 @@ class TensorKeptInForward(Rule):
     (`compute_on_cpu=True`). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
     `on_train_start`) is never emptied while it grows; one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
-    as Lightning's outputs do, and is not reported. A method of any name that appends a value
+    as Lightning's outputs do, and is not reported; one that a loop outside the object calls (a
+    vectorised environment wrapper's `step`, in a rollout function's loop) grows for as long as
+    the object lives. A method of any name that appends a value
     with its autograd graph to a list of its object that nothing ever empties is reported too
     (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
     fills a list runs again and again, and every call's graph stays with the list.

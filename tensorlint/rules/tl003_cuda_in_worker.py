@@ -27,7 +27,8 @@ class CudaInWorker(Rule):
     `transforms.log_mel(wave)`, since only the dataset's module shows that workers run it. CUDA work is
     `.cuda()`, `.to("cuda")`, `.to(device)` or `device=device` where `device` names CUDA (also
     `self.device` that `__init__` takes from a parameter the file's `Collator(torch.device("cuda"))`
-    or `Collator(device)` after `device = "cuda"` gives; a parameter that `functools.partial`
+    or `Collator(device)` after `device = "cuda"` gives, or after `device = torch.device(args.device)`
+    where `parser.add_argument("--device", default="cuda")`; a parameter that `functools.partial`
     binds to a CUDA device; a `device: str = "cuda"` default), and `torch.cuda.*` calls other than
     seeding, queries and autocast (unless it asks for bfloat16).
 

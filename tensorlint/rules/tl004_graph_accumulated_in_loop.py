@@ -60,7 +60,14 @@ class GraphAccumulatedInLoop(Rule):
     an array batched by hand (`for i in range(0, len(X), batch_size)`), over pairs of examples
     (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`), over items named for examples
     (`for ex in eval_examples`), or indexing data (`x, y = dataset[i]` in
-    `for i in range(len(dataset))`). A loop over a fixed list of views or transforms is not. A comprehension over a loader
+    `for i in range(len(dataset))`), or in strided windows of an input, as many as it is long
+    (`for begin in range(0, seq_len, stride)` after `seq_len = ids.size(1)`, also through a
+    generator of the file that loops so). A loop that steps an environment (`obs, r, done, info =
+    env.step(a)`), or that extends a sequence it generates (`ids = torch.cat([ids, tok], -1)` in a
+    function named for generating, sampling or decoding, or one that evaluates), runs once per step
+    or token: what it accumulates is reported unless the function returns it for its caller's
+    `backward()` (an A2C rollout's log-probabilities, a sampled caption's for REINFORCE). A loop
+    over a fixed list of views or transforms is not. A comprehension over a loader
     is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
     `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
     a batch at a time, nor micro-batches summed into a loss that is backpropagated).
@@ -99,7 +106,9 @@ class GraphAccumulatedInLoop(Rule):
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
     input into and nothing resets while training runs (a `reset_running_stats()` that only
     `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`,
-    `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`), and buffers that it writes
+    `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`; also through the method's
+    names, `h_in = self.h * mask; _, h = self.net(x, h_in); self.h = h`, a recurrent state a
+    rollout's `act` carries from step to step, unless detached on the way), and buffers that it writes
     in place with a live value (`self.queue[ptr] = k`, `self.center.copy_(h.mean(0))`,
     `index_copy_`, `scatter_`, `fill_`; also a singular value computed from the layer's own
     weight, `self.sigma[:] = u @ w @ v`, in a spectral-norm mixin that `forward` calls): autograd records an in-place write on the buffer,
@@ -132,7 +141,7 @@ class GraphAccumulatedInLoop(Rule):
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
-    are given (`float(val)`, `val.item()`) or calls that pass `loss.item()`, items written into a
+    are given (`float(val)`, `val.item()`, also after an `isinstance(val, torch.Tensor)` test) or calls that pass `loss.item()`, items written into a
     NumPy array (`self.q_values[i] = ...` with `np.zeros(n)`: NumPy stores a number), per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
     (`h = cell(x, h)`) in a loop that does not feed data (one graph unrolled over time steps;

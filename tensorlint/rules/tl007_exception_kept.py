@@ -42,7 +42,8 @@ class ExceptionKept(Rule):
     Checks for a caught exception (`except ... as e`) stored into a container: `errors.append(e)`,
     `failures[key] = e`, `self.errors.append((batch_idx, e))`, `errors.append(sys.exc_info())`,
     `tracebacks.append(e.__traceback__)`, `failed.append(Failure(step, e))` for a dataclass or
-    NamedTuple of the file; also a name the handler saves the exception in (`last_error = e`),
+    NamedTuple of the file, or a dict or tuple bound to a name first (`info = {"step": i,
+    "error": e}`, then `failures.append(info)`); also a name the handler saves the exception in (`last_error = e`),
     stored after the handler ends, and a call from the handler of the file's function or method
     that adds what it is passed, or the exception being handled (`sys.exc_info()`,
     `sys.exception()`), to its object's container (`self._note_failure()`). Reported when the

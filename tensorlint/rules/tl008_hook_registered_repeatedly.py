@@ -32,7 +32,9 @@ class HookRegisteredRepeatedly(Rule):
     again: `forward`, a per-batch `training_step`, the body of a training or evaluation loop (a
     loop over a DataLoader, or one that steps an optimizer), or a function or method such a loop
     calls (`trainer.learn(x, y)` for `trainer = Trainer(...)` or a parameter annotated
-    `trainer: Trainer`), and the methods those call on `self`.
+    `trainer: Trainer`), and the methods those call on `self` or on an object they keep
+    (`self.probe.attach(self.model)` in `train_step`, with `self.probe = Probe()`, even where the
+    registration runs in a loop over the model's modules).
 
     ## Why is this bad?
     Each call adds one more hook; none is ever removed, because the `RemovableHandle` that
