@@ -955,15 +955,20 @@ def _copies_fields(bases: list[str | None]) -> bool:
 def runs_per_batch(unit: Unit) -> bool:
     """Whether a loop over batches that the code shows calls the function, directly or through
     the methods it calls on `self` (`self._keep(out)` in the per-batch `self._evaluate_one`)."""
-    seen, todo = {id(unit)}, [unit]
+    return unit.called_per_batch or called_from(unit, lambda caller: caller.called_per_batch)
+
+
+def called_from(unit: Unit, test: Callable[[Unit], bool]) -> bool:
+    """Whether a caller of the unit, or of its callers (the calls of it from repeating code), passes `test`."""
+    seen, todo = {id(unit)}, [caller for _, caller in unit.call_sites]
     while todo:
         current = todo.pop()
-        if current.called_per_batch:
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if test(current):
             return True
-        for _, caller in current.call_sites:
-            if id(caller) not in seen:
-                seen.add(id(caller))
-                todo.append(caller)
+        todo.extend(caller for _, caller in current.call_sites)
     return False
 
 

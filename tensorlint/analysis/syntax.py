@@ -26,6 +26,7 @@ from tensorlint.analysis.index import (
     all_params,
     annotation_words,
     arguments_by_position,
+    called_from,
     first_iteration_calls,
     is_step_method,
     lineage,
@@ -557,8 +558,8 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                     f"`{qualified_name(callee)}` (called once per batch by the loop in `{qualified_name(caller)}`)"
                 )
                 callee.call_sites.append((call, caller))
-                own_loops.append(callee)
                 callee.called_per_batch = True
+                own_loops.append(callee)
                 if made_per_iteration is None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 params = [p.name.value for p in callee.argument_params]
@@ -856,20 +857,6 @@ def repeats_per_step(
 def _repeats_by_name(method: Unit) -> bool:
     """`forward`, a framework's per-batch method (`training_step`) or per-iteration hook."""
     return Role.FORWARD in method.roles or method.name in _BATCH_METHODS or _per_iteration_hook(method.name)
-
-
-def called_from(unit: Unit, test: Callable[[Unit], bool]) -> bool:
-    """Whether a caller of the unit, or of its callers (the calls of it from repeating code), passes `test`."""
-    seen, todo = {id(unit)}, [caller for _, caller in unit.call_sites]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if test(current):
-            return True
-        todo.extend(caller for _, caller in current.call_sites)
-    return False
 
 
 def _per_iteration_hook(name: str) -> bool:
