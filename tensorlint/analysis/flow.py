@@ -1207,11 +1207,22 @@ class _Walker:
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
 
-    def _computed_from(self, expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
+    def _computed_from(self, expr: cst.BaseExpression, part: cst.BaseExpression, callers: bool = True) -> bool:
         """Whether `expr` reads `part`, or a name this function assigns from it, however many
-        assignments away (tuple targets included), unless detached on the way (`h = self.h.detach()`)."""
+        assignments away (tuple targets included), unless detached on the way (`h = self.h.detach()`);
+        for a parameter, what the method's callers on the same object pass there (`self._keep(h)`)."""
         if _reads(expr, part):
             return True
+        params = [p.name.value for p in self.unit.argument_params]
+        if callers and self.unit.self_name is not None and (read := names_in(expr) & set(params)):
+            for call, caller in self.unit.call_sites:
+                given = arguments_by_position(call, self.unit)
+                if caller.self_name == self.unit.self_name and any(
+                    (arg := given.get(params.index(name))) is not None
+                    and _Walker(self.facts, caller)._computed_from(arg, part, callers=False)
+                    for name in read
+                ):
+                    return True
         if self._assigned_from is None:
             self._assigned_from = {}
             for node, _ in placed(self.unit, cst.Assign):
@@ -2021,7 +2032,7 @@ class _Walker:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
-        generates = not calls_backward and not fetches and (steps or decodes(statement, self.unit))
+        generates = not calls_backward and not fetches and (steps or decodes(statement, self.unit, self.imports))
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
         examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)

@@ -238,18 +238,21 @@ def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
     )
 
 
-def decodes(loop: cst.For | cst.While, unit: Unit) -> bool:
+def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """A loop that generates, in a function that evaluates or is named for generating
     (`generate`, `sample`, `decode`): each iteration extends a sequence with what it produced
-    (`ids = torch.cat([ids, next_token], dim=-1)`), so it runs as many times as tokens are made."""
+    (`ids = torch.cat([ids, next_token], dim=-1)`, in its body or in a function of its own that it
+    calls), so it runs as many times as tokens are made."""
     node = unit.node
     words = set(node.name.value.lower().split("_")) if isinstance(node, cst.FunctionDef) else set()
     if not (words & _GENERATION_WORDS or _evaluates(unit)):
         return False
-    for statement in own_nodes(loop.body):
+    body = list(own_nodes(loop.body))
+    steps = {id(step): step for n in body if type(n) is cst.Call and (step := _nested_called(n, unit)) is not None}
+    for statement in [*body, *(n for step in steps.values() for n in own_nodes(step.body))]:
         if type(statement) is not cst.Assign or type(statement.value) is not cst.Call:
             continue
-        if dotted_name(statement.value.func) not in ("torch.cat", "torch.concat", "torch.hstack"):
+        if imports.qualify(statement.value.func) not in ("torch.cat", "torch.concat", "torch.hstack"):
             continue
         first = statement.value.args[0].value if statement.value.args else None
         parts = first.elements if isinstance(first, (cst.List, cst.Tuple)) else []
@@ -260,6 +263,12 @@ def decodes(loop: cst.For | cst.While, unit: Unit) -> bool:
 
 
 _GENERATION_WORDS = frozenset(["generate", "generation", "sample", "sampling", "decode", "decoding", "greedy", "beam"])
+
+
+def _nested_called(call: cst.Call, unit: Unit) -> cst.FunctionDef | None:
+    """The function `unit` defines that `call` runs by its name (`_step(batch)`)."""
+    nested = unit.defs.get(call.func.value) if type(call.func) is cst.Name else None
+    return nested.node if nested is not None and isinstance(nested.node, cst.FunctionDef) else None
 
 
 def _windows_of_an_input(loop: cst.For, unit: Unit) -> bool:

@@ -285,7 +285,7 @@ class TensorKeptInForward(Rule):
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
-            if lifetime == "local":
+            if lifetime == "local" or _object_of_one_call(facts, store):
                 continue
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
             graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
@@ -664,6 +664,29 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
             if any(isinstance(v, cst.Call) and dotted_name(v.func) == class_name for v in made):
                 return True
     return False
+
+
+def _object_of_one_call(facts: Facts, store: Store) -> bool:
+    """Whether every call of the storing method in the file is on an object that the calling
+    function made itself (`step = Step(...)`, then `step.training_step(batch, i)` in its loop): the
+    object, and what its attributes keep, goes when that call returns."""
+    unit, cls = store.unit, store.unit.cls
+    if cls is None or not unit.is_method:
+        return False
+    found = False
+    for caller in facts.index.units:
+        for call, _ in placed(caller, cst.Call):
+            func = call.func
+            if type(func) is not cst.Attribute or func.attr.value != unit.name:
+                continue
+            owner = func.value
+            made = caller.bindings.get(owner.value, []) if type(owner) is cst.Name else []
+            if not made or not all(type(v) is cst.Call and dotted_name(v.func) == cls.name for v in made):
+                return False
+            if owner.value in facts.returned.get(id(caller), ()):
+                return False  # handed back to the caller's caller: it lives on
+            found = True
+    return found
 
 
 def _epoch_output_message(output: Store) -> str:
