@@ -1214,13 +1214,13 @@ class _Walker:
         if _reads(expr, part):
             return True
         params = [p.name.value for p in self.unit.argument_params]
-        if callers and self.unit.self_name is not None and (read := names_in(expr) & set(params)):
+        if callers and self.unit.self_name is not None and (passed := names_in(expr) & set(params)):
             for call, caller in self.unit.call_sites:
                 given = arguments_by_position(call, self.unit)
                 if caller.self_name == self.unit.self_name and any(
                     (arg := given.get(params.index(name))) is not None
                     and _Walker(self.facts, caller)._computed_from(arg, part, callers=False)
-                    for name in read
+                    for name in passed
                 ):
                     return True
         if self._assigned_from is None:

@@ -680,7 +680,9 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
             if type(func) is not cst.Attribute or func.attr.value != unit.name:
                 continue
             owner = func.value
-            made = caller.bindings.get(owner.value, []) if type(owner) is cst.Name else []
+            if type(owner) is not cst.Name:
+                return False
+            made = caller.bindings.get(owner.value, [])
             if not made or not all(type(v) is cst.Call and dotted_name(v.func) == cls.name for v in made):
                 return False
             if owner.value in facts.returned.get(id(caller), ()):
