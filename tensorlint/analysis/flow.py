@@ -59,6 +59,7 @@ from tensorlint.analysis.index import (
     placed,
     qualified_name,
     resets_container,
+    runs_per_batch,
     self_attribute,
     single_class,
     steps_once,
@@ -180,6 +181,7 @@ class _Walker:
         # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
         self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
         self._assigned_from: dict[str, list[cst.BaseExpression]] | None = None  # see `_computed_from`
+        self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
@@ -822,14 +824,22 @@ class _Walker:
         that yields inside `torch.set_grad_enabled(training)` or `torch.no_grad()` (the arguments
         of the call stand for its parameters)."""
         found = self._callee_unit(call, read_modules=False)
-        if found is None or found[0] is not self.facts:
-            return None
+        if found is None or found[0] is not self.facts or id(found[1]) in self._entered:
+            return None  # (one that enters itself, `with self.x.tensor_init_context()` guessed by name, sets nothing)
         unit = found[1]
         node = unit.node
         if not isinstance(node, cst.FunctionDef) or not any(
             (dotted_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators
         ):
             return None
+        self._entered.add(id(unit))
+        try:
+            return self._mode_inside(unit, node, call)
+        finally:
+            self._entered.discard(id(unit))
+
+    def _mode_inside(self, unit: Unit, node: cst.FunctionDef, call: cst.Call) -> bool | None:
+        """The grad mode around the `yield` of a context manager of this module, for this `call`."""
         params = [p.name.value for p in unit.argument_params]
         given = arguments_by_position(call, unit)
         modes: list[bool | None] = []
@@ -1213,6 +1223,11 @@ class _Walker:
         for a parameter, what the method's callers on the same object pass there (`self._keep(h)`)."""
         if _reads(expr, part):
             return True
+        if self._forward_code() or not runs_per_batch(self.unit):
+            # Only where a loop the code shows repeats the call (a rollout's `act`): a module's caches
+            # across its calls (`self.cached_h = h`) are TL010's to judge, and a method repeated by
+            # its name alone (`update`) may run under a caller's `no_grad` the file does not show.
+            return False
         params = [p.name.value for p in self.unit.argument_params]
         if callers and self.unit.self_name is not None and (passed := names_in(expr) & set(params)):
             for call, caller in self.unit.call_sites:
@@ -1237,6 +1252,8 @@ class _Walker:
                 continue
             seen.add(name)
             for value in self._assigned_from.get(name, ()):
+                if value.deep_equals(part):
+                    continue  # `h = self.h` on a path that keeps it: the same tensor, nothing chained
                 read = _read_with_history(value)
                 if any(type(node) is type(part) and node.deep_equals(part) for node in read):
                     return True

@@ -484,18 +484,8 @@ class _Indexer:
                 for small in statement.body:
                     if isinstance(small, cst.AnnAssign | cst.Assign) and small.value is not None:
                         self._record_field(info, small)
-                    if (
-                        isinstance(small, cst.AnnAssign)
-                        and isinstance(small.target, cst.Name)
-                        and small.value is not None
-                        and makes_container(small.value)
-                        and not (info.is_record or _copies_fields(bases))
-                    ):
-                        # A dataclass's or pydantic's annotated field is copied per instance; a plain
-                        # class's (`captured: Dict[str, list] = {}`) is shared as any class attribute is.
-                        info.class_containers[small.target.value] = small.value
                     if not isinstance(small, cst.Assign):
-                        continue
+                        continue  # an annotated field is a dataclass's or pydantic's: copied per instance
                     targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
                     if isinstance(small.value, cst.Name) and "forward" in targets:
                         info.forward_names.add(small.value.value)
@@ -945,11 +935,6 @@ def _methods_handed_over(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst
 
 # Calls that keep a callable for later rather than run it.
 _KEEPING_CALLS = frozenset(["append", "appendleft", "add", "extend", "insert", "setdefault", "update", "partial"])
-
-
-def _copies_fields(bases: list[str | None]) -> bool:
-    """pydantic's models, msgspec's structs and the like: each instance gets its own copy of a default."""
-    return any(b and b.rsplit(".", 1)[-1] in ("BaseModel", "BaseSettings", "Struct", "TypedDict") for b in bases)
 
 
 def runs_per_batch(unit: Unit) -> bool:
