@@ -166,6 +166,7 @@ class _Walker:
         self.unit = unit
         self.imports = facts.imports
         self.env: dict[str, Value] = {}
+        self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
         self.grad_enabled = not (self._decorated_no_grad() or self._called_only_under_no_grad())
         self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
@@ -181,7 +182,6 @@ class _Walker:
         # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
         self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
         self._assigned_from: dict[str, list[cst.BaseExpression]] | None = None  # see `_computed_from`
-        self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
