@@ -1175,12 +1175,14 @@ def _class_of(value: cst.BaseExpression, unit: Unit) -> str | None:
     of `unit` annotated with one class."""
     if type(value) is cst.Call:
         return callee_name(value)
+    return annotated_class(value.value, unit) if type(value) is cst.Name else None
+
+
+def annotated_class(name: str, unit: Unit) -> str | None:
+    """The one class the annotation of `unit`'s parameter `name` gives (`x: Cls`, `x: Cls | None`)."""
     node = unit.node
-    if type(value) is not cst.Name or not isinstance(node, cst.FunctionDef):
-        return None
-    return next(
-        (single_class(annotation_words(p)) for p in all_params(node.params) if p.name.value == value.value), None
-    )
+    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
+    return next((single_class(annotation_words(p)) for p in params if p.name.value == name), None)
 
 
 def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:

@@ -21,10 +21,11 @@ from tensorlint.analysis.index import (
     TRAINING_STEPS,
     ClassInfo,
     ModuleIndex,
+    Node,
     Role,
     Unit,
     all_params,
-    annotation_words,
+    annotated_class,
     arguments_by_position,
     called_from,
     first_iteration_calls,
@@ -89,9 +90,20 @@ def calls_in(node: cst.CSTNode) -> list[cst.Call]:
 def loop_calls(unit: Unit, loop: cst.For | cst.While) -> list[cst.Call]:
     """`calls_in(loop.body)` for a loop of the unit's own code, read from its placed calls: asked of
     every loop, often more than once, and a walk of the body costs more."""
+    return _placed_in_loop(unit, loop, cst.Call, calls_in)
+
+
+def _loop_assignments(unit: Unit, loop: cst.For | cst.While) -> list[cst.Assign]:
+    """The assignments in a loop's body, read as `loop_calls` reads its calls."""
+    return _placed_in_loop(unit, loop, cst.Assign, lambda body: [n for n in own_nodes(body) if type(n) is cst.Assign])
+
+
+def _placed_in_loop(
+    unit: Unit, loop: cst.For | cst.While, kind: type[Node], walk_body: Callable[[cst.BaseSuite], list[Node]]
+) -> list[Node]:
     if not any(node is loop for node, _ in placed(unit, type(loop))):
-        return calls_in(loop.body)  # a loop of another unit's code (the function around a closure)
-    return [call for call, place in placed(unit, cst.Call) if any(outer is loop for outer in place.loops)]
+        return walk_body(loop.body)  # a loop of another unit's code (the function around a closure)
+    return [node for node, place in placed(unit, kind) if any(outer is loop for outer in place.loops)]
 
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
@@ -212,7 +224,7 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
             owner = (dotted_name(call.func.value) or "").lower()
             if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
                 return True  # optimizer.step(), scaler.step(optimizer)
-    return any(type(node) is cst.Assign and steps_an_environment(node.value) for node in own_nodes(loop.body))
+    return any(steps_an_environment(node.value) for node in _loop_assignments(unit, loop))
 
 
 def steps_an_environment(value: cst.BaseExpression) -> bool:
@@ -247,10 +259,10 @@ def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     words = set(node.name.value.lower().split("_")) if isinstance(node, cst.FunctionDef) else set()
     if not (words & _GENERATION_WORDS or _evaluates(unit)):
         return False
-    body = list(own_nodes(loop.body))
-    steps = {id(step): step for n in body if type(n) is cst.Call and (step := _nested_called(n, unit)) is not None}
-    for statement in [*body, *(n for step in steps.values() for n in own_nodes(step.body))]:
-        if type(statement) is not cst.Assign or type(statement.value) is not cst.Call:
+    steps = {id(step): step for n in loop_calls(unit, loop) if (step := _nested_called(n, unit)) is not None}
+    in_steps = (n for step in steps.values() for n in own_nodes(step.body) if type(n) is cst.Assign)
+    for statement in [*_loop_assignments(unit, loop), *in_steps]:
+        if type(statement.value) is not cst.Call:
             continue
         if imports.qualify(statement.value.func) not in ("torch.cat", "torch.concat", "torch.hstack"):
             continue
@@ -654,9 +666,7 @@ def _instance_class(name: str, caller: Unit) -> str | None:
     if bound:
         classes = {callee_name(value) if isinstance(value, cst.Call) else None for value in bound}
         return classes.pop() if len(classes) == 1 else None
-    node = caller.node
-    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
-    return next((single_class(annotation_words(p)) for p in params if p.name.value == name), None)
+    return annotated_class(name, caller)
 
 
 def carried_names(loop: cst.For | cst.While) -> set[str]:
