@@ -10,10 +10,13 @@ machines where TorchFix on everything takes too long; with `--copy`, a copy of t
 (`DIR/sample-K`), where each file is checked alone; with `--packages`, each named package of
 the corpus as its own tree, one table each (issue 17's targets are per package). ruff and flake8 live in one virtualenv,
 TorchFix in its own (it caps libcst below 1.6); both are created under `DIR/venvs` on first use.
-Each timing is the median of several runs of the whole command, wall clock and CPU time (user +
-system, workers included: steadier than wall time on a shared machine); peak memory is the
-largest total resident size of the tool's process tree, sampled every 20 ms. The result is a
-Markdown table on stdout (for docs/performance.md) and `DIR/speed.json`.
+The tools run in rounds, each tool once per round in turn (TorchFix in the first
+`--torchfix-runs` rounds only). Each timing is the median over rounds of the whole command, wall
+clock and CPU time (user + system, workers included); each ratio is the median over rounds of the
+two tools' times in the same round, which the machine's drift over minutes moves far less than a
+ratio of medians. Peak memory is the largest total resident size of the tool's process tree,
+sampled every 20 ms. The result is a Markdown table on stdout (for docs/performance.md) and
+`DIR/speed.json`.
 
 `--precommit` times the pre-commit shape instead: few files, many runs, where start-up decides
 the wait. Each tool runs as its hook does (`--force-exclude` for tensorlint and ruff) on fixed
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -49,10 +53,11 @@ TENSORLINT = [sys.executable, "-m", "tensorlint", "--exit-zero", "-q"]
 class Timing:
     name: str
     seconds: float  # median wall-clock time
-    runs: list[float]
+    runs: list[float]  # wall-clock time of each round (a tool left out of a round: not listed)
     cpu_seconds: float  # median user + system time of the whole process tree
     peak_mib: float  # largest total RSS of the process tree over the runs
     files: int
+    rounds: list[int]  # the round of each run, to pair it with the other tools' runs of that round
 
     @property
     def files_per_second(self) -> float:
@@ -117,19 +122,46 @@ def measure(
     return elapsed, peak / 1024, _children_cpu() - cpu_before
 
 
-def timed(
-    name: str, command: list[str], cwd: Path, files: int, runs: int, *, before: object = None, memory: bool = True
-) -> Timing:
-    samples = []
-    for _ in range(runs):
-        if callable(before):
-            before()
-        samples.append(measure(command, cwd, memory=memory))
-        wall, peak, cpu = samples[-1]
-        print(f"  {name}: {wall:.2f} s, {cpu:.2f} s CPU, {peak:.0f} MiB", file=sys.stderr)
-    seconds = [wall for wall, _, _ in samples]
-    cpu = statistics.median(cpu for _, _, cpu in samples)
-    return Timing(name, statistics.median(seconds), seconds, cpu, max(peak for _, peak, _ in samples), files)
+@dataclass
+class Tool:
+    name: str
+    command: list[str]
+    before: Callable[[], None] | None = None  # run untimed before each timed run (clear a cache)
+    rounds: int | None = None  # TorchFix is slow: it runs in the first rounds only
+
+
+def interleaved(tools: list[Tool], cwd: Path, files: int, runs: int, *, memory: bool = True) -> list[Timing]:
+    """Each round runs every tool once, in turn: the machine's speed drifts over minutes (2x has
+    been seen here), and tools timed in the same round saw the same machine, so the ratio of a
+    round's two times is steadier than the ratio of two medians taken minutes apart."""
+    samples: dict[str, list[tuple[int, float, float, float]]] = {tool.name: [] for tool in tools}
+    for round_ in range(runs):
+        for tool in tools:
+            if tool.rounds is not None and round_ >= tool.rounds:
+                continue
+            if tool.before is not None:
+                tool.before()
+            wall, peak, cpu = measure(tool.command, cwd, memory=memory)
+            samples[tool.name].append((round_, wall, peak, cpu))
+            print(f"  round {round_ + 1}, {tool.name}: {wall:.2f} s, {cpu:.2f} s CPU, {peak:.0f} MiB", file=sys.stderr)
+    return [
+        Timing(
+            name,
+            statistics.median(wall for _, wall, _, _ in runs_),
+            [wall for _, wall, _, _ in runs_],
+            statistics.median(cpu for _, _, _, cpu in runs_),
+            max(peak for _, _, peak, _ in runs_),
+            files,
+            [round_ for round_, _, _, _ in runs_],
+        )
+        for name, runs_ in samples.items()
+    ]
+
+
+def paired_ratio(a: Timing, b: Timing) -> float:
+    """The median over the rounds both ran in of a's time over b's."""
+    b_by_round = dict(zip(b.rounds, b.runs, strict=True))
+    return statistics.median(wall / b_by_round[r] for r, wall in zip(a.rounds, a.runs, strict=True) if r in b_by_round)
 
 
 def sample(corpus: Path, every: int) -> list[str]:
@@ -181,15 +213,17 @@ def run_all(corpus: Path, targets: list[str], dest: Path, runs: int, torchfix_ru
 
     cached = [*TENSORLINT, "--cache-dir", str(tl_cache), *targets]
     ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet"]
-    results = [
-        timed("tensorlint cold", cached, corpus, files, runs, before=clear_tensorlint_cache),
-        timed("tensorlint warm", cached, corpus, files, runs),
-        timed("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", *targets], corpus, files, runs),
-        timed("ruff", [*ruff, "--no-cache", *targets], corpus, files, runs),
-        timed("ruff cached", [*ruff, "--cache-dir", str(ruff_cache), *targets], corpus, files, runs + 1),
-        timed("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", *targets], corpus, files, runs),
-        timed("TorchFix", [str(torchfix / "torchfix"), *targets], corpus, files, torchfix_runs),
+    ruff_cached = [*ruff, "--cache-dir", str(ruff_cache), *targets]
+    tools = [
+        Tool("tensorlint cold", cached, before=clear_tensorlint_cache),
+        Tool("tensorlint warm", cached),  # reads what this round's cold run wrote
+        Tool("tensorlint cold -j1", [*TENSORLINT, "--no-cache", "-j", "1", *targets]),
+        Tool("ruff", [*ruff, "--no-cache", *targets]),
+        Tool("ruff cached", ruff_cached, before=_once(ruff_cached, corpus)),
+        Tool("flake8", [str(peers / "flake8"), "--isolated", "--exit-zero", *targets]),
+        Tool("TorchFix", [str(torchfix / "torchfix"), *targets], rounds=torchfix_runs),
     ]
+    results = interleaved(tools, corpus, files, runs)
     shutil.rmtree(work, ignore_errors=True)
     return results
 
@@ -221,20 +255,19 @@ def run_precommit(corpus: Path, dest: Path, runs: int) -> dict[str, list[Timing]
         ruff = [str(peers / "ruff"), "check", "--isolated", "--exit-zero", "--quiet", "--force-exclude"]
         ruff_cached = [*ruff, "--cache-dir", str(ruff_cache), *targets]
         flake8 = [str(peers / "flake8"), "--isolated", "--exit-zero", *targets]
-        files = len(targets)
-        cold = timed("tensorlint cold", tensorlint, corpus, files, runs, before=clear_tensorlint_cache, memory=False)
-        results[case] = [
-            cold,  # the last cold run filled the cache that the warm runs read
-            timed("tensorlint warm", tensorlint, corpus, files, runs, memory=False),
-            timed("ruff", [*ruff, "--no-cache", *targets], corpus, files, runs, memory=False),
-            timed("ruff cached", ruff_cached, corpus, files, runs, before=_once(ruff_cached, corpus), memory=False),
-            timed("flake8", flake8, corpus, files, runs, memory=False),
+        tools = [
+            Tool("tensorlint cold", tensorlint, before=clear_tensorlint_cache),
+            Tool("tensorlint warm", tensorlint),  # reads what this round's cold run wrote
+            Tool("ruff", [*ruff, "--no-cache", *targets]),
+            Tool("ruff cached", ruff_cached, before=_once(ruff_cached, corpus)),
+            Tool("flake8", flake8),
         ]
+        results[case] = interleaved(tools, corpus, len(targets), runs, memory=False)
     shutil.rmtree(work, ignore_errors=True)
     return results
 
 
-def _once(command: list[str], cwd: Path) -> object:
+def _once(command: list[str], cwd: Path) -> Callable[[], None]:
     """A `before` that runs `command` the first time only: it fills a cache that the timed runs read."""
     done: list[bool] = []
 
@@ -248,7 +281,8 @@ def _once(command: list[str], cwd: Path) -> object:
 
 def precommit_markdown(results: dict[str, list[Timing]]) -> str:
     lines = [
-        "| files | tool | median wall s | runs (s) | median CPU s | cold / tool (wall) | warm / tool (wall) |",
+        "| files | tool | median wall s | runs (s) | median CPU s | cold / tool (wall, paired) "
+        "| warm / tool (wall, paired) |",
         "|---|---|---:|---|---:|---:|---:|",
     ]
     for case, timings in results.items():
@@ -257,24 +291,25 @@ def precommit_markdown(results: dict[str, list[Timing]]) -> str:
             runs = ", ".join(f"{s:.3f}" for s in t.runs)
             lines.append(
                 f"| {case} | {t.name} | {t.seconds:.3f} | {runs} | {t.cpu_seconds:.3f} "
-                f"| {cold.seconds / t.seconds:.2f} | {warm.seconds / t.seconds:.2f} |"
+                f"| {paired_ratio(cold, t):.2f} | {paired_ratio(warm, t):.2f} |"
             )
     return "\n".join(lines) + "\n"
 
 
 def markdown(results: list[Timing]) -> str:
+    """One row per tool; the ratios are medians over rounds of the two tools' times in one round."""
     by_name = {t.name: t for t in results}
     cold, warm = by_name["tensorlint cold"], by_name["tensorlint warm"]
     lines = [
         "| tool | median wall s | runs (s) | files/s | median CPU s | peak MiB "
-        "| cold / tool (wall) | cold / tool (CPU) | warm / tool (wall) |",
+        "| cold / tool (wall, paired) | cold / tool (CPU, medians) | warm / tool (wall, paired) |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for t in results:
         runs = ", ".join(f"{s:.2f}" for s in t.runs)
         lines.append(
             f"| {t.name} | {t.seconds:.2f} | {runs} | {t.files_per_second:.1f} | {t.cpu_seconds:.2f} | {t.peak_mib:.0f} "
-            f"| {cold.seconds / t.seconds:.3f} | {cold.cpu_seconds / t.cpu_seconds:.3f} | {warm.seconds / t.seconds:.3f} |"
+            f"| {paired_ratio(cold, t):.3f} | {cold.cpu_seconds / t.cpu_seconds:.3f} | {paired_ratio(warm, t):.3f} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -2790,10 +2790,13 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     if not isinstance(unit.node, cst.FunctionDef):
         return NO_SUMMARY
     params = [p.name.value for p in unit.argument_params]
+    # Without a parameter the two walks are the same; without a returned value the plain walk
+    # gives nothing that the walk given a graph does not (its events are dropped).
+    returns_value = any(ret.value is not None for ret, _ in placed(unit, cst.Return))
     scratch = _scratch(facts)
-    plain = given_graph = _Walker(scratch, unit, arguments=UNKNOWN)
+    plain = given_graph = _Walker(scratch, unit, arguments=UNKNOWN if returns_value or not params else GRAPH)
     plain.run()
-    if params:
+    if params and returns_value:
         scratch = _scratch(facts)
         given_graph = _Walker(scratch, unit, arguments=GRAPH)
         given_graph.run()
