@@ -88,6 +88,8 @@ from tensorlint.analysis.syntax import (
     own_nodes,
     removes_handles,
     repeats_per_step,
+    runs_steps,
+    step_loop,
     target_names,
 )
 from tensorlint.analysis.values import Value, is_loss_name, is_model_name, on_the_device
@@ -162,7 +164,9 @@ __all__ = [
     "root_name",
     "run_once_calls",
     "runs_per_batch",
+    "runs_steps",
     "self_attribute",
+    "step_loop",
     "string_value",
     "target_names",
     "tensor_keyed",

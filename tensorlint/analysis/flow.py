@@ -541,7 +541,29 @@ class _Walker:
             and (_is_torchmetrics(self.facts, cls) or _forward_updates_without_grad(self.facts, cls))
         ):
             return True  # torchmetrics runs `update` with grad disabled; so does a metric's own `forward`
-        return any(self._grad_mode(decorator.decorator) is False for decorator in node.decorators)
+        return any(
+            self._grad_mode(decorator.decorator) is False or self._wrapping_grad_mode(decorator.decorator) is False
+            for decorator in node.decorators
+        )
+
+    def _wrapping_grad_mode(self, decorator: cst.BaseExpression) -> bool | None:
+        """The mode a decorator of the project sets around the function: `@smart_inference_mode()`,
+        whose `decorate(fn)` returns `torch.inference_mode()(fn)`, or `@no_grad_wrapper`, whose
+        `wrapper(*args)` calls `fn` inside `with torch.no_grad():`; read in the decorator's module."""
+        if type(decorator) is cst.Call:
+            found = self._callee_unit(decorator)
+            if found is None or not isinstance(found[1].node, cst.FunctionDef):
+                return None
+            facts, factory = found  # each `return decorate` of the factory gives a decorator it defines
+            decorators = [
+                factory.defs.get(r.value.value) for r, _ in placed(factory, cst.Return) if type(r.value) is cst.Name
+            ]
+        elif type(decorator) is cst.Name and (defined := self.unit.lookup_def(decorator.value)) is not None:
+            facts, decorators = self.facts, [defined]
+        else:
+            return None
+        modes = {_wrapped_grad_mode(facts, unit) for unit in decorators if unit is not None and unit is not self.unit}
+        return modes.pop() if len(modes) == 1 else None
 
     def _bind_params(self) -> None:
         unit = self.unit
@@ -550,7 +572,7 @@ class _Walker:
         positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
         for position, param in enumerate(positional):
             name = param.name.value
-            words = annotation_words(param)
+            words = unit.annotations[name]
             if hook:
                 first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
                 value = MODULE if first_is_module else TENSOR if unit.given_gradients else GRAPH
@@ -812,6 +834,8 @@ class _Walker:
         if isinstance(expr, cst.IfExp):  # `enable_grad() if train else no_grad()`: prefer silence
             modes = {self._grad_mode(expr.body), self._grad_mode(expr.orelse)}
             return False if False in modes else None
+        if type(expr) is cst.Call and type(expr.func) is cst.IfExp and not expr.args:
+            return self._grad_mode(expr.func)  # `(torch.inference_mode if new else torch.no_grad)()`
         call = expr if isinstance(expr, cst.Call) else None
         qualified = self.imports.qualify(call.func if call else expr) or ""
         if qualified.startswith("torch."):
@@ -1578,7 +1602,12 @@ class _Walker:
         if self.loops and self.arguments is None and (nested := self._step_function_called(call)) is not None:
             # `for x in xs: _step(x)`: the function this one defines runs in these loops
             self.facts.loops_at_call.setdefault(id(nested), (tuple(self.loops), self.grad_enabled, self.unit))
-        if recv is not None and name in STORE_METHODS and self._callee_unit(call) is None:  # not a helper's own `add`
+        if (
+            recv is not None
+            and name in STORE_METHODS
+            and not (type(recv) is cst.Name and self.imports.is_module(recv.value))  # `torch.add(a, b)`
+            and self._callee_unit(call) is None  # not a helper's own `add`
+        ):
             self._store_call(call, recv, name)
         if name in _IN_PLACE_UPDATES and recv is not None:
             self._in_place_update(call, recv)
@@ -2998,6 +3027,47 @@ def analyze(
         _Walker(facts, units[position]).run()
         position += 1
     return facts
+
+
+def _wrapped_grad_mode(facts: Facts, decorator: Unit) -> bool | None:
+    """The mode a decorator `def decorate(fn)` runs `fn` in: every return wraps it in a context
+    manager used as a decorator (`return torch.no_grad()(fn)`), or returns a wrapper that calls it
+    only inside `with` blocks that set one mode."""
+    node = decorator.node
+    params = decorator.params
+    if not isinstance(node, cst.FunctionDef) or not params:
+        return None
+    wrapped = params[0].name.value
+    reader = _Walker(_scratch(facts), decorator)
+    modes: set[bool | None] = set()
+    for returned, _ in placed(decorator, cst.Return):
+        value = returned.value
+        if (
+            type(value) is cst.Call
+            and [type(a.value) for a in value.args] == [cst.Name]
+            and value.args[0].value.value == wrapped
+        ):
+            modes.add(reader._grad_mode(value.func))  # `return torch.inference_mode()(fn)`
+        elif type(value) is cst.Name and (wrapper := decorator.defs.get(value.value)) is not None:
+            modes.add(_mode_around_calls(reader, wrapper, wrapped))  # `return wrapper`
+        else:
+            modes.add(None)
+    return modes.pop() if len(modes) == 1 else None
+
+
+def _mode_around_calls(reader: _Walker, wrapper: Unit, wrapped: str) -> bool | None:
+    """The one mode set by the `with` blocks around every call of `wrapped` in `wrapper`."""
+    calls = {
+        id(call) for call, _ in placed(wrapper, cst.Call) if type(call.func) is cst.Name and call.func.value == wrapped
+    }
+    modes: set[bool | None] = set()
+    for block, _ in placed(wrapper, cst.With):
+        inside = {id(n) for n in walk(block.body)} & calls
+        if inside:
+            block_modes = {reader._grad_mode(item.item) for item in block.items} - {None}
+            modes.add(block_modes.pop() if len(block_modes) == 1 else None)
+            calls -= inside
+    return modes.pop() if calls == set() and len(modes) == 1 else None
 
 
 def _walk_deferred(facts: Facts, unit: Unit) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import libcst as cst
@@ -257,6 +258,12 @@ class Unit:
         """Every parameter of the function or lambda; none for the module body."""
         node = self.node
         return all_params(node.params) if isinstance(node, (cst.FunctionDef, cst.Lambda)) else []
+
+    @cached_property
+    def annotations(self) -> dict[str, set[str]]:
+        """Each parameter's `annotation_words`, read once: a unit is walked several times (its
+        summaries, its callers' reads of its names), and each walk binds every parameter."""
+        return {param.name.value: annotation_words(param) for param in self.params}
 
     @property
     def argument_params(self) -> list[cst.Param]:

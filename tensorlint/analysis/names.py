@@ -24,6 +24,7 @@ class Imports:
         # `from .utils import AverageMeter`: kept apart, since `qualify` answers for absolute names
         self.relative: dict[str, str] = {}
         self.starred: list[str] = []  # `from jtnn import *`: modules that may bind any other name
+        self.modules: set[str] = set()  # names an `import` statement binds: `torch`, `np` of `import numpy as np`
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -35,9 +36,11 @@ class Imports:
                     local = _as_name(alias.asname)
                     if local:
                         self.aliases[local] = full
+                        self.modules.add(local)
                 else:
                     top = full.split(".")[0]
                     self.aliases[top] = top
+                    self.modules.add(top)
             return
         dots = "." * len(node.relative)
         base = dotted_name(node.module) if node.module is not None else ""
@@ -54,6 +57,11 @@ class Imports:
             local = _as_name(alias.asname) if alias.asname is not None else name
             if local:
                 target[local] = f"{dots}{base}.{name}" if base else f"{dots}{name}"
+
+    def is_module(self, name: str) -> bool:
+        """Whether `name` is a module (`torch.add(a, b)` is no set's `add`): bound by an `import`
+        statement, or `torch` in a snippet that uses it without importing it (as `qualify` reads it)."""
+        return name in self.modules or (name == "torch" and name not in self.aliases and name not in self.relative)
 
     def origin(self, name: str) -> str | None:
         """Where an imported name comes from: `utils.AverageMeter`, `.utils.AverageMeter`; for a

@@ -22,6 +22,7 @@ from tensorlint.analysis.index import (
     ClassInfo,
     ModuleIndex,
     Node,
+    Place,
     Role,
     Unit,
     all_params,
@@ -143,8 +144,11 @@ _BATCH_SIZE_WORDS = frozenset(["batch", "bs", "bsz", "batchsize", "minibatch"])
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
     """Whether an iterable reads a loader, directly or through names bound to one a few steps
     away (`pbar = tqdm(test_loader)` then `for x, y in pbar`)."""
-    called = {dotted_name(n.func) for n in [iterable, *walk(iterable)] if isinstance(n, cst.Call)}
-    for name in references(iterable) - called:  # what is iterated, not the functions called on it
+    calls = [n for n in [iterable, *walk(iterable)] if type(n) is cst.Call]
+    called = {dotted_name(n.func) for n in calls}
+    # `range(args.itr)`, `range(num_iters)`: a count of iterations, whatever its name (not `range(len(loader))`)
+    counts = {dotted_name(a.value) for n in calls if dotted_name(n.func) == "range" for a in n.args}
+    for name in references(iterable) - called - counts:  # what is iterated, not the functions called on it
         if _names_data(name):
             return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
         if "." in name:
@@ -225,6 +229,47 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
             if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
                 return True  # optimizer.step(), scaler.step(optimizer)
     return any(steps_an_environment(node.value) for node in _loop_assignments(unit, loop))
+
+
+def step_loop(node: cst.CSTNode, place: Place, unit: Unit, imports: Imports) -> cst.For | cst.While | None:
+    """The loop around `node` (at `place`) whose every iteration is one step over data and that runs
+    `node` on each: not an epoch loop around such a loop (it runs a whole loop of steps per
+    iteration), nor a loop that the block holding `node` leaves (`if stop: load(best); break`)."""
+    loops = [loop for loop in place.loops if id(loop) not in _left_after(node, unit)]
+    for position, loop in enumerate(loops):
+        if not runs_steps(loop, unit, imports):
+            continue
+        inner = loops[position + 1 :]
+        if any(runs_steps(i, unit, imports) for i in inner):
+            continue  # an epoch loop around the loop that holds the node: that one is the step
+        nested = [n for n in own_nodes(loop.body) if type(n) in (cst.For, cst.While) and n not in inner]
+        if any(runs_steps(n, unit, imports) for n in nested):
+            return None  # the loop runs a whole loop of steps per iteration: once per epoch
+        return loop
+    return None
+
+
+def runs_steps(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
+    """A loop whose every iteration is a step: a training iteration, or one that calls `backward()`
+    (a loop fed from a queue, stepping a wrapped optimizer: `optimizer.step(model)`)."""
+    if is_training_iteration(loop, unit, imports):
+        return True
+    return any(callee_name(c) == "backward" and type(c.func) is cst.Attribute for c in calls_in(loop.body))
+
+
+def _left_after(node: cst.CSTNode, unit: Unit) -> set[int]:
+    """The loops (by id) that an `if` block holding `node` leaves at its end (`break`: the loop it
+    is in; `return` or `raise`: every loop): the node runs once in them, not on each iteration."""
+    left: set[int] = set()
+    for branch, place in placed(unit, cst.If):
+        block = branch.body
+        last = block.body[-1] if type(block) is cst.IndentedBlock and block.body else None
+        small = last.body[-1] if type(last) is cst.SimpleStatementLine and last.body else None
+        if type(small) not in (cst.Break, cst.Return, cst.Raise) or not place.loops:
+            continue
+        if any(inner is node for inner in walk(block)):
+            left |= {id(place.loops[-1])} if type(small) is cst.Break else {id(loop) for loop in place.loops}
+    return left
 
 
 def steps_an_environment(value: cst.BaseExpression) -> bool:

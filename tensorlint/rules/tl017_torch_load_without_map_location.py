@@ -13,11 +13,12 @@ from tensorlint.analysis import (
     Unit,
     argument,
     callee_name,
-    is_training_iteration,
     own_nodes,
     placed,
     receiver,
     run_once_calls,
+    runs_steps,
+    step_loop,
     string_value,
     with_keyword,
 )
@@ -196,8 +197,10 @@ def _repeats(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> tuple[st
         return f"in {worker.roles[Role.WORKER]}", _IN_WORKERS
     if id(call) in run_once_calls(unit) or _on_one_iteration(unit, call):
         return None
-    if any(is_training_iteration(loop, unit, facts.imports) for loop in place.loops):
+    if step_loop(call, place, unit, facts.imports) is not None:
         return "in this loop over batches", _ON_EVERY_CALL
+    if any(runs_steps(loop, unit, facts.imports) for loop in place.loops):
+        return None  # in a loop over epochs or runs, or in a block that leaves the loop: once per epoch at most
     method = unit.method_unit()
     for role in (Role.FORWARD, Role.STEP):
         if method is not None and role in method.roles:

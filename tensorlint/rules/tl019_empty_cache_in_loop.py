@@ -13,10 +13,10 @@ from tensorlint.analysis import (
     Role,
     Unit,
     callee_name,
-    calls_in,
-    is_training_iteration,
     own_nodes,
     placed,
+    runs_steps,
+    step_loop,
 )
 from tensorlint.rule import Report, Rule
 
@@ -134,7 +134,7 @@ class EmptyCacheInLoop(Rule):
             for call, place in placed(unit, cst.Call):
                 if facts.imports.qualify(call.func) not in _EMPTY_CACHE or place.handlers:
                     continue
-                where = _every_step(facts.imports, unit, place)
+                where = _every_step(facts.imports, unit, call, place)
                 if where is None or _conditional(call, unit, place):
                     continue
                 spelled = cst.Module([]).code_for_node(call.func)
@@ -146,32 +146,18 @@ class EmptyCacheInLoop(Rule):
                 )
 
 
-def _every_step(imports: Imports, unit: Unit, place: Place) -> str | None:
+def _every_step(imports: Imports, unit: Unit, call: cst.Call, place: Place) -> str | None:
     """Where the call runs once per step, in words; None when it runs less often."""
-    for position, loop in enumerate(place.loops):
-        if not _steps(imports, unit, loop):
-            continue
-        inner = place.loops[position + 1 :]
-        if any(_steps(imports, unit, i) for i in inner):
-            continue  # an epoch loop around the loop that holds the call: that one is the step
-        nested = [n for n in own_nodes(loop.body) if isinstance(n, (cst.For, cst.While)) and n not in inner]
-        if any(_steps(imports, unit, n) for n in nested):
-            return None  # the loop runs a whole loop over batches per iteration: once per epoch
+    if step_loop(call, place, unit, imports) is not None:
         return "on every iteration of this loop over batches"
+    if any(runs_steps(loop, unit, imports) for loop in place.loops):
+        return None  # in a loop over epochs, or in a block that leaves the loop: less often than each step
     method = unit.method_unit()
     if method is not None and method.name not in _GENERIC_CALLS:
         role = next((r for r in _PER_STEP if r in method.roles), None)
         if role is not None:
             return f"on every call of {method.roles[role]}"
     return None
-
-
-def _steps(imports: Imports, unit: Unit, loop: cst.For | cst.While) -> bool:
-    """A loop whose every iteration is a step: over a DataLoader, `next()`, an optimizer's step, or
-    `backward()` (a loop fed from a queue, stepping a wrapped optimizer: `optimizer.step(model)`)."""
-    if is_training_iteration(loop, unit, imports):
-        return True
-    return any(callee_name(c) == "backward" and isinstance(c.func, cst.Attribute) for c in calls_in(loop.body))
 
 
 def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
