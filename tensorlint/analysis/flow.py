@@ -2908,6 +2908,7 @@ def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallSta
     local = set(
         unit.bindings
     )  # a parameter rebound here (`value = value.item()`) is not the caller's argument any more
+    numbers = _number_branches(unit, params)
     found: list[cst.BaseSmallStatement] = []
     for kind in (cst.Assign, cst.AugAssign, cst.Expr):
         for statement, _ in placed(unit, kind):
@@ -2921,9 +2922,31 @@ def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallSta
                 for t in targets
             )
             bare = any(isinstance(t, cst.Name) for t in targets) and not isinstance(statement, cst.Expr)
-            if targets and on_argument and not bare and not names_in(statement) & local:
+            number = numbers.get(id(statement))
+            if (
+                targets
+                and on_argument
+                and not bare
+                and not names_in(statement) & local
+                and number not in names_in(statement)
+            ):
                 found.append(statement)
     return tuple(found)
+
+
+def _number_branches(unit: Unit, params: set[str]) -> dict[int, str]:
+    """The nodes under an `if` where a parameter is a Python number (`if type(v) == float:`, the
+    `else` of `if not isinstance(v, (int, float)):`), with its name: what they store of it there
+    is no tensor, whatever the caller passes."""
+    found: dict[int, str] = {}
+    for branch, _ in placed(unit, cst.If):
+        numbered = number_guard(branch.test)
+        if numbered is None or numbered[0] not in params:
+            continue
+        block = branch.body if numbered[1] else branch.orelse
+        if block is not None:
+            found.update((id(node), numbered[0]) for node in walk(block))
+    return found
 
 
 def _keyed_by_argument(target: cst.BaseExpression, unit: Unit, params: set[str]) -> bool:

@@ -335,14 +335,15 @@ _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output",
 
 
 def names_a_count(name: str) -> bool:
-    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `ntokens`, `encoded_len`: a size, a count
-    or lengths, Python ints (graph libraries' batched graphs have these next to their tensors; a
-    sequence model returns its lengths next to its outputs)."""
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `sub_size`, `ntokens`, `encoded_len`:
+    a size, a count or lengths, Python ints (graph libraries' batched graphs have these next to
+    their tensors; a sequence model returns its lengths next to its outputs, a loss function the
+    size of the batch next to the loss)."""
     lowered = name.lower()
     return (
         lowered.startswith(("num_", "number_of_", "n_"))
-        or lowered.endswith(("_count", "_lengths", "_lens", "_len"))
-        or lowered in ("batch_size", "sample_size", "lengths", "lens", "ntokens", "nsentences", "nsamples")
+        or lowered.endswith(("_count", "_lengths", "_lens", "_len", "_size"))
+        or lowered in ("lengths", "lens", "ntokens", "nsentences", "nsamples")
     )
 
 
@@ -758,23 +759,42 @@ def _branch(branch: cst.BaseExpression, test: cst.BaseExpression, taken_when: bo
 
 
 def number_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
-    """(name, True) for `isinstance(name, float)`, `isinstance(name, (int, float))` and the
-    other Python number types; False under `not`."""
+    """(name, True) for `isinstance(name, float)`, `isinstance(name, (int, float))`, `type(name) ==
+    float`, `type(name) in (int, float)` and the other Python number types, also joined by `or`;
+    False under `not`."""
     positive = True
     if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
         test, positive = test.expression, False
-    if not (
-        type(test) is cst.Call
-        and dotted_name(test.func) == "isinstance"
-        and len(test.args) == 2
-        and type(test.args[0].value) is cst.Name
-    ):
+    if type(test) is cst.BooleanOperation and isinstance(test.operator, cst.Or):
+        # `type(t) == float or type(t) == int`
+        left, right = number_guard(test.left), number_guard(test.right)
+        return (left[0], positive) if left is not None and left == right and left[1] else None
+    tested = _type_tested(test)
+    if tested is None:
         return None
-    kinds = test.args[1].value
-    names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    name, kinds = tested
+    names = [e.value for e in kinds.elements] if isinstance(kinds, (cst.Tuple, cst.List, cst.Set)) else [kinds]
     if not all(dotted_name(name) in _PYTHON_NUMBERS for name in names):
         return None
-    return test.args[0].value.value, positive
+    return name, positive
+
+
+def _type_tested(test: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
+    """The name and the types of `isinstance(name, kinds)`, `type(name) == kind` (or `is`), `type(name) in kinds`."""
+    if type(test) is cst.Call and dotted_name(test.func) == "isinstance" and len(test.args) == 2:
+        subject, kinds = test.args[0].value, test.args[1].value
+    elif (
+        type(test) is cst.Comparison
+        and len(test.comparisons) == 1
+        and type(test.comparisons[0].operator) in (cst.Equal, cst.Is, cst.In)
+        and type(test.left) is cst.Call
+        and dotted_name(test.left.func) == "type"
+        and len(test.left.args) == 1
+    ):
+        subject, kinds = test.left.args[0].value, test.comparisons[0].comparator
+    else:
+        return None
+    return (subject.value, kinds) if type(subject) is cst.Name else None
 
 
 def tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool] | None:

@@ -148,8 +148,8 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
         return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
-    if _optional_argument(write):
-        return False
+    if _optional_argument(write) or write.target.attr.value == "training":
+        return False  # (`self.norm.training = flag`: a module's mode, a bool whatever the flag is named)
     lifetime, _ = facts.container_kind(write.unit, write.target)
     return lifetime in ("attribute", "global") and not _cleared(write) and not _carried(write)
 
