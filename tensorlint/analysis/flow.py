@@ -3065,11 +3065,8 @@ def _wrapped_grad_mode(facts: Facts, decorator: Unit) -> bool | None:
     modes: set[bool | None] = set()
     for returned, _ in placed(decorator, cst.Return):
         value = returned.value
-        if (
-            type(value) is cst.Call
-            and [type(a.value) for a in value.args] == [cst.Name]
-            and value.args[0].value.value == wrapped
-        ):
+        given = value.args[0].value if type(value) is cst.Call and len(value.args) == 1 else None
+        if type(value) is cst.Call and type(given) is cst.Name and given.value == wrapped:
             modes.add(reader._grad_mode(value.func))  # `return torch.inference_mode()(fn)`
         elif type(value) is cst.Name and (wrapper := decorator.defs.get(value.value)) is not None:
             modes.add(_mode_around_calls(reader, wrapper, wrapped))  # `return wrapper`

@@ -16,6 +16,7 @@ import libcst as cst
 from tensorlint.analysis.index import (
     LIGHTNING_STEPS,
     MODULE_HOOK_REGISTRATIONS,
+    NO_GRAD_STEP_METHODS,
     STEP_METHODS,
     TENSOR_HOOK_REGISTRATIONS,
     TRAINING_STEPS,
@@ -242,7 +243,7 @@ def step_loop(node: cst.CSTNode, place: Place, unit: Unit, imports: Imports) -> 
         inner = loops[position + 1 :]
         if any(runs_steps(i, unit, imports) for i in inner):
             continue  # an epoch loop around the loop that holds the node: that one is the step
-        nested = [n for n in own_nodes(loop.body) if type(n) in (cst.For, cst.While) and n not in inner]
+        nested = [n for n in own_nodes(loop.body) if isinstance(n, (cst.For, cst.While)) and n not in inner]
         if any(runs_steps(n, unit, imports) for n in nested):
             return None  # the loop runs a whole loop of steps per iteration: once per epoch
         return loop
@@ -999,18 +1000,33 @@ def decorated_no_grad(unit: Unit) -> bool:
 
 def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
     """For each call in the file of a function or method so named (`evaluate(...)`,
-    `model.inference(...)`), whether it runs under `no_grad` or `inference_mode` (in the block, or
-    in a function decorated with it). The calls are found once per module, when first asked."""
+    `model.inference(...)`), whether it runs under `no_grad` or `inference_mode`: in the block, in
+    a function decorated with it, in a Lightning module's evaluation step, or in a function whose
+    own calls all run so (`test_step` calls `self._test_step_with_data(batch)`, which calls
+    `self._ensemble(preds)`). The calls are found once per module, when first asked."""
     if index.calls_under_no_grad is None:
         index.calls_under_no_grad = {}
         for unit in index.units:
-            decorated = decorated_no_grad(unit)
+            quiet = decorated_no_grad(unit) or _lightning_evaluation_step(unit)
             inside = NoGrad(unit).nodes if index.names_no_grad else set()
             for call, _ in placed(unit, cst.Call):
                 called = callee_name(call)
                 if called is not None:
-                    index.calls_under_no_grad.setdefault(called, []).append(decorated or id(call) in inside)
-    return index.calls_under_no_grad.get(name, [])
+                    index.calls_under_no_grad.setdefault(called, []).append((quiet or id(call) in inside, unit))
+    return [quiet or _runs_without_grad(index, caller, 2) for quiet, caller in index.calls_under_no_grad.get(name, [])]
+
+
+def _runs_without_grad(index: ModuleIndex, unit: Unit, depth: int) -> bool:
+    """Whether every call of the function in the file runs under `no_grad`, `depth` callers up."""
+    if depth == 0 or not isinstance(unit.node, cst.FunctionDef) or unit.name.startswith("__") or unit.name == "forward":
+        return False  # (`forward` and `__call__` run through the object, not by their name)
+    calls = (index.calls_under_no_grad or {}).get(unit.name, [])
+    return bool(calls) and all(quiet or _runs_without_grad(index, caller, depth - 1) for quiet, caller in calls)
+
+
+def _lightning_evaluation_step(unit: Unit) -> bool:
+    """`validation_step`, `test_step`, `predict_step` of a module: Lightning runs them without grad."""
+    return unit.is_method and unit.name in NO_GRAD_STEP_METHODS and unit.cls is not None and unit.cls.is_module
 
 
 # Where a stateful metric's base class comes from: torchmetrics, torcheval, and Lightning's

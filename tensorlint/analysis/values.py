@@ -571,7 +571,7 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: S
             inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
     element = evaluate(expr.elt, inner)
-    return Value(tensor=element.tensor, graph=element.graph, module=element.module)
+    return Value(tensor=element.tensor, graph=element.graph, module=element.module, host=element.host)
 
 
 class _Bound:
