@@ -399,7 +399,7 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
     flows: list[tuple[set[str], set[str]]] = []  # (names written, names whose values they take)
     for assign, _ in placed(unit, cst.Assign):
         written = {name for target in assign.targets for name in names_in(target.target)}
-        flows.append((written, names_in(assign.value)))
+        flows.append((written, names_in(assign.value) - _only_called(assign.value)))
     for loop, _ in placed(unit, cst.For):
         flows.append((names_in(loop.target), names_in(loop.iter)))
     for augmented, _ in placed(unit, cst.AugAssign):
@@ -408,6 +408,14 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
         if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
             flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
     return flowing_into(flows, reached)
+
+
+def _only_called(expr: cst.BaseExpression) -> set[str]:
+    """The names an expression only calls (`loss = loss_fn()`): the result is what the function
+    returns, which does not hold the function."""
+    calls = [node for node in (expr, *walk(expr)) if type(node) is cst.Call]
+    called = {call.func.value for call in calls if type(call.func) is cst.Name}
+    return called - {name for call in calls for arg in call.args for name in names_in(arg.value)}
 
 
 def flowing_into(flows: Iterable[tuple[set[str], set[str]]], seeds: set[str]) -> set[str]:
@@ -482,6 +490,8 @@ def tensor_keyed(facts: Facts, store: Store) -> str | None:
     """
     if store.key is None or not store.key.tensor or not store.grows or store.unit.name == "__init__":
         return None
+    if type(store.container) is cst.Subscript:
+        return None  # `sums[key][env_ids] = 0.`: a write into what `sums[key]` holds (a tensor), not into `sums`
     lifetime, kind = facts.container_kind(store.unit, store.container)
     method = callee_name(store.node) if isinstance(store.node, cst.Call) else None
     needs = {"add": "set", "setdefault": "dict"}.get(method or "", kind)

@@ -1620,7 +1620,7 @@ def _assign_unseen_loader_roles(index: ModuleIndex, in_main_process: set[int]) -
     visibly runs them keeps them in the main process."""
     candidates: list[tuple[Unit, str]] = []
     for cls in index.classes.values():
-        if _is_dataset_class(index, cls):
+        if is_dataset_class(index, cls):
             for method in _DATASET_METHODS:
                 node = cls.methods.get(method)
                 if node is not None:
@@ -1637,7 +1637,7 @@ def _assign_unseen_loader_roles(index: ModuleIndex, in_main_process: set[int]) -
             unit.roles[Role.WORKER] = why
 
 
-def _is_dataset_class(index: ModuleIndex, cls: ClassInfo) -> bool:
+def is_dataset_class(index: ModuleIndex, cls: ClassInfo) -> bool:
     """A subclass of `Dataset`/`IterableDataset` (torch's, or a library's), here or through a local base."""
     return any(
         (base or "").rsplit(".", 1)[-1].endswith("Dataset") for ancestor in lineage(index.classes, cls)

@@ -15,6 +15,7 @@ from tensorlint.analysis import (
     argument,
     attribute_value,
     dotted_name,
+    is_dataset_class,
     is_model_name,
     lineage,
     walk,
@@ -50,7 +51,8 @@ class CacheKeepsModule(Rule):
     instance, and so its tensors, as it keeps a model.
 
     Not reported: static methods and class methods, methods of classes that are not modules and
-    hold no tensor the file shows,
+    hold no tensor the file shows, a dataset's method whose cache has an explicit `maxsize`
+    (`@lru_cache(maxsize=16)` keeps 16 items of the one dataset the run uses),
     module-level functions of Python values (`@lru_cache def causal_mask(n: int)` is bounded by
     the distinct sizes it sees), and `functools.cached_property`, which stores on the instance.
 
@@ -154,8 +156,9 @@ class CacheKeepsModule(Rule):
                         "Python values instead, or store results on the instance",
                     )
                     continue
-                held = _tensor_attributes(facts, unit.cls)
-                if held:
+                bounded_memo = _bounded(decorator) and is_dataset_class(facts.index, unit.cls)
+                held = _tensor_attributes(facts, unit.cls) if not bounded_memo else []
+                if held:  # (`lru_cache(maxsize=16)` on a dataset's method: 16 results of the one dataset)
                     shown = ", ".join(f"`self.{name}`" for name in held[:3])
                     yield Report(
                         decorator,
@@ -190,6 +193,12 @@ def _tensor_attributes(facts: Facts, cls: ClassInfo) -> list[str]:
     """The attributes of `self` that the class's own code sets to tensors."""
     names = sorted({name for c in lineage(facts.index.classes, cls) for name in c.attribute_values})
     return [name for name in names if attribute_value(facts, cls, name).tensor]
+
+
+def _bounded(decorator: cst.Decorator) -> bool:
+    """`@lru_cache(maxsize=16)`: an explicit number of entries (not `None`)."""
+    expr = decorator.decorator
+    return isinstance(expr, cst.Call) and isinstance(argument(expr, "maxsize", 0), cst.Integer)
 
 
 def _decorator_name(expr: cst.BaseExpression) -> str | None:
