@@ -401,13 +401,28 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
         written = {name for target in assign.targets for name in names_in(target.target)}
         flows.append((written, names_in(assign.value) - _only_called(assign.value)))
     for loop, _ in placed(unit, cst.For):
-        flows.append((names_in(loop.target), names_in(loop.iter)))
+        flows.append((_given_values(loop), names_in(loop.iter)))
     for augmented, _ in placed(unit, cst.AugAssign):
         flows.append((names_in(augmented.target), names_in(augmented.value)))  # `result += [x]`
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
             flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
     return flowing_into(flows, reached)
+
+
+def _given_values(loop: cst.For) -> set[str]:
+    """The loop's names that hold what it iterates: of `for name, fn in fns.items()`, `fn` only
+    (the key is a string of the dict, not one of its values)."""
+    target, iterated = loop.target, loop.iter
+    if (
+        type(target) is cst.Tuple
+        and len(target.elements) == 2
+        and type(iterated) is cst.Call
+        and callee_name(iterated) == "items"
+        and not iterated.args
+    ):
+        return names_in(target.elements[1].value)
+    return names_in(target)
 
 
 def _only_called(expr: cst.BaseExpression) -> set[str]:
