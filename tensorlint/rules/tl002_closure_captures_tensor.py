@@ -71,7 +71,8 @@ class ClosureCapturesTensor(Rule):
     before it returns (`handle.remove()`, `for h in handles: h.remove()`, also for handles made by
     a comprehension: `hooks = [m.register_forward_hook(fn) for m in layers]`), default arguments
     bound to Python values (`lambda s=loss.item(): s`), and closures put in the function's own
-    list or dict when that container is not returned, stored or captured by a closure that is:
+    list or dict when that container is not returned, stored or captured by a closure that is
+    (what calling a closure returns does not hold it, nor does the key of `fns.items()`):
     all die with the call. A class defined in a function whose methods read only the function's
     parameters (the caller's tensors, which it holds anyway: a factory that builds an autograd
     Function over the static buffers it is given) is not reported either, nor a forward step that

@@ -134,14 +134,18 @@ class GraphAccumulatedInLoop(Rule):
       alive as in an evaluation loop (TL011 reports the flag).
 
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
-    decorator; also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
-    and a function or method whose every call in the file runs under them: `with
+    decorator, also a decorator of the project that applies one: a factory whose `decorate(fn)`
+    returns `torch.inference_mode()(fn)`, a wrapper that calls `fn` inside `with torch.no_grad():`;
+    also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
+    and a function or method whose every call in the file runs under them, or in a Lightning
+    module's `validation_step`/`test_step`, up to two callers up: `with
     torch.no_grad(): pred = model.inference(g, x)`; for one with a loop that its file never
     calls, every call by its name in the project's other modules, those beside it first), including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
-    are given (`float(val)`, `val.item()`, also after an `isinstance(val, torch.Tensor)` test) or calls that pass `loss.item()`, items written into a
+    are given (`float(val)`, `val.item()`, also after an `isinstance(val, torch.Tensor)` test, and
+    what they keep only where a test makes the value a Python number: `if type(v) == float:`) or calls that pass `loss.item()`, items written into a
     NumPy array (`self.q_values[i] = ...` with `np.zeros(n)`: NumPy stores a number), per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
     (`h = cell(x, h)`) in a loop that does not feed data (one graph unrolled over time steps;

@@ -35,7 +35,8 @@ class TensorKeyedContainer(Rule):
     `set(model.parameters())`, `seen.add(p)` over `named_parameters()`), the object's own tensors
     (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop, weak dictionaries
     (`weakref.WeakKeyDictionary`, `WeakTensorKeyDictionary`), local dicts and sets used within
-    one call or one iteration, tensor indexing (`mask[idx] = 0`: the container must be shown to be
+    one call or one iteration, a tensor index into a dict's item (`sums[name][env_ids] = 0.`: it
+    writes into the tensor `sums[name]` holds), tensor indexing (`mask[idx] = 0`: the container must be shown to be
     a dict or a set), dict and set displays (`{t: v}`, `set(tensors)`) built once per call, and
     containers a method empties (`.clear()`, `.pop()`), and containers the file does not show to be
     a dict or a set (a parameter without a visible default: mutable defaults are TL012's).

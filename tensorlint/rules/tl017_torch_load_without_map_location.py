@@ -53,6 +53,8 @@ class TorchLoadWithoutMapLocation(Rule):
     measured on an NVIDIA H200, invisible to `torch.cuda.memory_allocated()`.
 
     Not reported: loads that pass `map_location` (any value, a variable too), loads that run once
+    per epoch or per run (in a loop around the loop over batches) or once per loop (in a block that
+    leaves it: `if stopper.stop(): model.load_state_dict(torch.load(best)); break`), or once
     (at module level, in `__init__`, before the loop, behind `if self.x is None:`,
     `if step == 0:` or a flag its block clears: `if restore: self.restore(); restore = False`),
     loads in pytest tests (a `test_` function is not a collate function, whatever its name says), loads of in-memory buffers (`io.BytesIO`), and loads whose content the

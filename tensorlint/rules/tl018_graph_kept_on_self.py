@@ -37,7 +37,7 @@ class GraphKeptOnSelf(Rule):
     [TL001](TL001.md) reports containers that grow, [TL004](TL004.md) attributes that accumulate
     across calls.
 
-    Not reported: detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
+    Not reported: a module's mode flag (`self.norm.training = flag`), detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
     under `torch.no_grad()` or `torch.inference_mode()` (a decorated `forward` too), Lightning's
     `validation_step`/`test_step`/`predict_step`, a meter's `update` or a processor's `process`
     (called by code this file may not show, under `no_grad` or not), assignments in `__init__`

@@ -58,7 +58,9 @@ class EmptyCacheInLoop(Rule):
     it makes the next step `cudaMalloc` the blocks it needs again, which synchronizes the device
     and slows training; `nvidia-smi` shows less memory in use while nothing was gained.
 
-    Not reported: a call once per epoch (in a loop whose body runs a whole loop over batches),
+    Not reported: a call once per epoch or per run (in a loop whose body runs a whole loop over
+    batches; `range(args.itr)` counts runs, whatever the count is named), in a block that leaves
+    the loop (`if stop: ...; break`),
     after training or evaluation, in loops over models, checkpoints or configurations, in an
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
     every N steps (`if step % 100 == 0:`), when memory runs short (`if
