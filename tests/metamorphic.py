@@ -293,7 +293,7 @@ _EVIDENCE_WORDS = (  # anywhere in the name
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
      "split", "phase", "prefix", "set", "ds", "dl", "log", "logs", "logging", "info", "infos", "eval", "evaluate",
-     "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs"]
+     "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs", "size"]
 )  # fmt: skip
 
 

@@ -3076,18 +3076,19 @@ def _wrapped_grad_mode(facts: Facts, decorator: Unit) -> bool | None:
 
 
 def _mode_around_calls(reader: _Walker, wrapper: Unit, wrapped: str) -> bool | None:
-    """The one mode set by the `with` blocks around every call of `wrapped` in `wrapper`."""
-    calls = {
-        id(call) for call, _ in placed(wrapper, cst.Call) if type(call.func) is cst.Name and call.func.value == wrapped
-    }
-    modes: set[bool | None] = set()
-    for block, _ in placed(wrapper, cst.With):
-        inside = {id(n) for n in walk(block.body)} & calls
-        if inside:
-            block_modes = {reader._grad_mode(item.item) for item in block.items} - {None}
-            modes.add(block_modes.pop() if len(block_modes) == 1 else None)
-            calls -= inside
-    return modes.pop() if calls == set() and len(modes) == 1 else None
+    """The one mode that the innermost `with` setting one gives every call of `wrapped` in
+    `wrapper` (a `nullcontext()` around it sets none)."""
+    calls = [
+        call for call, _ in placed(wrapper, cst.Call) if type(call.func) is cst.Name and call.func.value == wrapped
+    ]
+    mode_at: dict[int, bool] = {}
+    for block, _ in placed(wrapper, cst.With):  # outer blocks first: an inner one overrides them
+        modes = {mode for item in block.items if (mode := reader._grad_mode(item.item)) is not None}
+        if len(modes) == 1:
+            mode = modes.pop()
+            mode_at.update((id(n), mode) for n in walk(block.body))
+    found = {mode_at.get(id(call)) for call in calls}
+    return found.pop() if len(found) == 1 else None
 
 
 def _walk_deferred(facts: Facts, unit: Unit) -> None:

@@ -147,8 +147,15 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
     away (`pbar = tqdm(test_loader)` then `for x, y in pbar`)."""
     calls = [n for n in [iterable, *walk(iterable)] if type(n) is cst.Call]
     called = {dotted_name(n.func) for n in calls}
-    # `range(args.itr)`, `range(num_iters)`: a count of iterations, whatever its name (not `range(len(loader))`)
-    counts = {dotted_name(a.value) for n in calls if dotted_name(n.func) == "range" for a in n.args}
+    # `range(args.itr)`, `range(num_iters)`: a count of iterations (of runs, perhaps), not an iterator
+    # named `itr`; `range(n_batches)` counts batches, and `range(len(loader))` reads the loader
+    counts = {
+        name
+        for n in calls
+        if dotted_name(n.func) == "range"
+        for a in n.args
+        if (name := dotted_name(a.value)) is not None and "batch" not in name.lower()
+    }
     for name in references(iterable) - called - counts:  # what is iterated, not the functions called on it
         if _names_data(name):
             return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
