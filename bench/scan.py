@@ -15,6 +15,11 @@ per finding (repo,commit,path,line,code,message; `line` is `cell:row` in a noteb
 `bench/scan_findings.csv`, joins them with the hand triage in `bench/scan_triage.csv`
 (repo,path,line,code,verdict,worth_change,reason) and prints, per code: findings, TP, FP,
 untriaged and precision, the share of TPs worth a change, and every untriaged finding.
+
+`bench/scan_first_sight.csv` keeps, judged the same way, what the repositories added on
+2026-12-05 gave when first scanned, before anything was changed for them: batch A (rows 61-112 of
+`repos.csv`) with tensorlint at ea3923e, batch B (rows 113-162) at 81592e9, after A's changes. A
+later version is measured against `scan_triage.csv`; this file shows what unseen code gave.
 """
 
 from __future__ import annotations
