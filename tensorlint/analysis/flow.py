@@ -85,6 +85,7 @@ from tensorlint.analysis.syntax import (
     NoGrad,
     accumulated_operand,
     assign_loop_step_roles,
+    called_by_its_name,
     calls_and_yields,
     calls_in,
     calls_under_no_grad,
@@ -502,7 +503,7 @@ class _Walker:
         modules (none: judged with gradients on); `forward` and `__call__` are called through the
         object, not by name."""
         unit = self.unit
-        if not isinstance(unit.node, cst.FunctionDef) or unit.name.startswith("__") or unit.name == "forward":
+        if not called_by_its_name(unit):
             return False
         calls = calls_under_no_grad(self.index, unit.name)
         project, path = self.facts.project, self.facts.path

@@ -361,9 +361,8 @@ class ModuleIndex:
     # `parser.add_argument("--device", default="cuda")`: each option's default, by its name in the
     # parsed namespace (`args.device`)
     option_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
-    # callee name -> whether each of its calls runs under `no_grad` itself, and the unit it is in
-    # (syntax.calls_under_no_grad)
-    calls_under_no_grad: dict[str, list[tuple[bool, Unit]]] | None = None
+    # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
+    calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
     registers_hooks: bool = False  # the module calls a hook registration at all
     # (id(class), method name) -> the subclasses' methods that override it (subclass_overrides)

@@ -1009,26 +1009,36 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
     """For each call in the file of a function or method so named (`evaluate(...)`,
     `model.inference(...)`), whether it runs under `no_grad` or `inference_mode`: in the block, in
     a function decorated with it, in a Lightning module's evaluation step, or in a function whose
-    own calls all run so (`test_step` calls `self._test_step_with_data(batch)`, which calls
-    `self._ensemble(preds)`). The calls are found once per module, when first asked."""
+    own calls all run so, up to two callers up (`test_step` calls `self._test_step_with_data(batch)`,
+    which calls `self._ensemble(preds)`). The calls are found once per module, when first asked."""
     if index.calls_under_no_grad is None:
-        index.calls_under_no_grad = {}
+        found: dict[str, list[tuple[bool, Unit]]] = {}  # each call's own mode, and the unit it is in
         for unit in index.units:
             quiet = decorated_no_grad(unit) or _lightning_evaluation_step(unit)
             inside = NoGrad(unit).nodes if index.names_no_grad else set()
             for call, _ in placed(unit, cst.Call):
                 called = callee_name(call)
                 if called is not None:
-                    index.calls_under_no_grad.setdefault(called, []).append((quiet or id(call) in inside, unit))
-    return [quiet or _runs_without_grad(index, caller, 2) for quiet, caller in index.calls_under_no_grad.get(name, [])]
+                    found.setdefault(called, []).append((quiet or id(call) in inside, unit))
+        index.calls_under_no_grad = {
+            called: [quiet or _runs_without_grad(found, caller, 2) for quiet, caller in calls]
+            for called, calls in found.items()
+        }
+    return index.calls_under_no_grad.get(name, [])
 
 
-def _runs_without_grad(index: ModuleIndex, unit: Unit, depth: int) -> bool:
+def called_by_its_name(unit: Unit) -> bool:
+    """A function or method that code calls by its name: not the module body, a lambda, a dunder,
+    nor `forward` (`forward` and `__call__` run through the object)."""
+    return isinstance(unit.node, cst.FunctionDef) and not unit.name.startswith("__") and unit.name != "forward"
+
+
+def _runs_without_grad(found: dict[str, list[tuple[bool, Unit]]], unit: Unit, depth: int) -> bool:
     """Whether every call of the function in the file runs under `no_grad`, `depth` callers up."""
-    if depth == 0 or not isinstance(unit.node, cst.FunctionDef) or unit.name.startswith("__") or unit.name == "forward":
-        return False  # (`forward` and `__call__` run through the object, not by their name)
-    calls = (index.calls_under_no_grad or {}).get(unit.name, [])
-    return bool(calls) and all(quiet or _runs_without_grad(index, caller, depth - 1) for quiet, caller in calls)
+    if depth == 0 or not called_by_its_name(unit):
+        return False
+    calls = found.get(unit.name, [])
+    return bool(calls) and all(quiet or _runs_without_grad(found, caller, depth - 1) for quiet, caller in calls)
 
 
 def _lightning_evaluation_step(unit: Unit) -> bool:
