@@ -73,6 +73,7 @@ from tensorlint.analysis.names import (
     dotted_name,
     grad_mode_set_by,
     literal_bool,
+    names_data_statistics,
     names_in,
     receiver,
     references,
@@ -1973,14 +1974,27 @@ class _Walker:
             self.patched[name] = (self.facts.escapes[-1], len(self.conditions))
 
     def _graph_given(self) -> bool:
-        """Whether this is a per-step method that training code hands its outputs, graph included
-        (not a cache's `update`, which generation calls under no_grad: a class named for a cache)."""
+        """Whether this is a per-step method that training code hands its outputs, graph included.
+        Not a cache's `update`, which generation calls under no_grad (a class named for a cache),
+        nor that of a normaliser's running statistics, fed the data (`RunningMeanStd.update(obs)`),
+        or of a class whose parts are such normalisers."""
         unit = self.unit
         if Role.STEP not in unit.roles or unit.name not in GRAPH_GIVEN_METHODS:
             return False
         classes = lineage(self.index.classes, unit.cls) if unit.cls is not None else []
         names = [c.name for c in classes] + [b or "" for c in classes for b in c.base_names]
-        return not any("Cache" in name or "cache" in name for name in names)
+        if any("Cache" in name or "cache" in name for name in names):
+            return False
+        if any(names_data_statistics(name.rsplit(".", 1)[-1]) for name in names):
+            return False
+        parts = [
+            made
+            for cls in classes
+            for values in cls.attribute_values.values()
+            for value, _ in values
+            if isinstance(value, cst.Call) and (made := callee_name(value)) in self.index.classes
+        ]
+        return not (parts and all(names_data_statistics(part) for part in parts))
 
     def _param_names(self) -> set[str]:
         return {p.name.value for p in self.unit.params}

@@ -212,6 +212,18 @@ def class_word(class_name: str) -> str:
     return words[-1] if words else class_name.lower()
 
 
+def names_data_statistics(class_name: str) -> bool:
+    """A class named for the running statistics of what it is fed, kept to normalise it:
+    `RunningMeanStd`, `RunningMoments`, `RMSRescaler`, `ObsNormalizer`. Training code feeds such
+    a class observations, rewards and returns: data, not a step's outputs."""
+    words = class_words(class_name)
+    return (
+        bool({"rms", "moments"} & set(words))
+        or ("mean" in words and ("std" in words or "var" in words))
+        or any(w.startswith(("normaliz", "normalis", "rescal", "standardiz", "whiten")) for w in words)
+    )
+
+
 def class_words(class_name: str) -> list[str]:
     """`SimpleLossCompute` -> ["simple", "loss", "compute"], `RNNState` -> ["rnn", "state"]."""
     return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)]

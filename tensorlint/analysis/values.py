@@ -696,11 +696,13 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             owner == UNKNOWN
             and qualified is None
             and name[:1].islower()
+            and name.split("_")[0] not in _ACTS_ON_A_NETWORK
             and (is_model_name(name) or is_criterion_name(name))
         ):
             # `trainer.model(x)`, `self.runner.crit(out, y)`: an object the file does not show,
             # holding a member named for a network or a criterion; called, it is that module.
-            # (Not an imported module's function or class: `ir.Model(...)` builds something.)
+            # (Not an imported module's function or class: `ir.Model(...)` builds something; nor
+            # `learner.update_model(batch)`, a method that trains the network, not the network.)
             return _module_output(MODULE, args, scope)
     if name is not None and (is_loss_name(name) or is_criterion_name(name)):
         if any(a.graph for a in args):
@@ -742,6 +744,11 @@ def _lightning_step(name: str, args: list[Value]) -> bool:
 # Verbs of methods that make, load or wrap a network and return it: `prepare_model`, `unwrap_model`.
 _MAKES_A_NETWORK = frozenset(["build", "get", "load", "make", "create", "prepare", "wrap", "unwrap", "init", "setup",
                               "compile", "copy", "clone", "to"])  # fmt: skip
+
+# Verbs of methods that do something to a network and return what it did, not its output:
+# `learner.update_model(batch)`, `agent.train_model(data)`, `trainer.evaluate_model(loader)`.
+_ACTS_ON_A_NETWORK = frozenset(["update", "train", "fit", "optimize", "optimise", "learn", "step", "evaluate",
+                                "validate", "test", "save", "export", "sync", "log", "reset", "freeze", "unfreeze"])  # fmt: skip
 
 _PYTHON_NUMBERS = frozenset(["float", "int", "bool", "Number", "numbers.Number", "Real", "numbers.Real"])
 
