@@ -170,7 +170,17 @@ def read_source_and_encoding(path: Path) -> tuple[str, str]:
 
 
 def decode_source(data: bytes) -> tuple[str, str]:
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        # A cookie naming a codec that a package registers (`# -*- coding: future_fstrings -*-`,
+        # UTF-8 underneath): read the file as UTF-8, as ruff does, rather than skip it.
+        if not str(error).startswith("unknown encoding"):
+            raise
+        try:
+            return data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            raise error from None
     return data.decode(encoding), encoding
 
 

@@ -84,13 +84,16 @@ def test_a_pep_263_encoding_and_a_bom_decode_and_a_wrong_cookie_is_reported(
 ) -> None:
     (sample_project / "cp1252.py").write_bytes(("# coding: cp1252\n# \u20ac\n" + LEAKY).encode("cp1252"))
     (sample_project / "bom.py").write_bytes(b"\xef\xbb\xbf" + LEAKY.encode())
-    (sample_project / "unknown.py").write_bytes(b"# coding: klingon\nimport torch\n")
+    # A codec that a package registers (`future_fstrings`) over UTF-8 text is read as UTF-8.
+    (sample_project / "registered.py").write_bytes(("# -*- coding: future_fstrings -*-\n" + LEAKY).encode())
+    (sample_project / "unknown.py").write_bytes(b"# coding: klingon\nx = '\xff'\n")
     (sample_project / "bom_and_latin1.py").write_bytes(b"\xef\xbb\xbf# coding: latin-1\nimport torch\n")
-    assert cli("-j", "1", "cp1252.py", "bom.py", "unknown.py", "bom_and_latin1.py") == 1
+    assert cli("-j", "1", "cp1252.py", "bom.py", "registered.py", "unknown.py", "bom_and_latin1.py") == 1
     out = capsys.readouterr().out
     assert ("cp1252.py", LEAKY_ROW + 2, "TL004") in reported(out)
     assert ("bom.py", LEAKY_ROW, "TL004") in reported(out)
-    assert "unknown.py:1:1: cannot read file: unknown encoding: klingon" in out
+    assert ("registered.py", LEAKY_ROW + 1, "TL004") in reported(out)
+    assert "unknown.py:1:1: cannot read file: unknown encoding: klingon" in out  # and not UTF-8 either
     assert "bom_and_latin1.py:1:1: cannot read file: encoding problem: utf-8" in out  # a BOM, then a latin-1 cookie
 
 
