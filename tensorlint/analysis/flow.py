@@ -123,6 +123,7 @@ from tensorlint.analysis.values import (
     is_criterion_name,
     is_input_name,
     is_label_name,
+    is_loss_name,
     is_model_name,
     is_torch_module_class,
     names_a_count,
@@ -257,6 +258,8 @@ class _Walker:
 
     def local_instance(self, name: str, args: list[Value]) -> Value | None:
         cls = self.index.classes.get(name)
+        if cls is None and (default := self._class_default(name)) is not None:
+            return self.local_instance(default, args)  # `ac = actor_critic(...)`, `actor_critic=core.MLPActorCritic`
         if cls is None and name in _BUILTIN_NAMES:
             return None  # `len(x)`, `dim: int`: no module of the project is read for them
         if cls is None:
@@ -280,6 +283,17 @@ class _Walker:
                 exception=carried.exception,
             )
         return instance
+
+    def _class_default(self, name: str) -> str | None:
+        """The class a parameter defaults to, `actor_critic=core.MLPActorCritic`, when the function
+        never rebinds it: what calling the parameter makes, unless a caller passes another."""
+        if name in self.unit.bindings:
+            return None
+        for param in self.unit.params:
+            if param.name.value == name and isinstance(param.default, (cst.Name, cst.Attribute)):
+                default = dotted_name(param.default)
+                return default if default != name and default not in _BUILTIN_NAMES else None
+        return None
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
         results = self._summarized(call, args, elements=False)
@@ -1540,15 +1554,20 @@ class _Walker:
 
     def _keys_of_module_output(self, iterable: cst.BaseExpression) -> bool:
         """`feats.items()` after `feats = self.extractor(x)`: what a network returns is keyed by its
-        own layer or head names, the same on every call."""
+        own layer or head names, the same on every call; so is what a loss returns
+        (`losses.intermediate.items()` after `losses = model.compute_loss(batch)`)."""
         if not (_calls(iterable, "items") or _calls(iterable, "keys")):
             return False
-        return self._module_output(cast(cst.Attribute, cast(cst.Call, iterable).func).value)
+        keyed = cast(cst.Attribute, cast(cst.Call, iterable).func).value
+        while type(keyed) is cst.Attribute:
+            keyed = keyed.value  # `out.losses.items()`: a field of the output
+        return self._module_output(keyed)
 
     def _module_output(self, expr: cst.BaseExpression, callers_up: int = 2) -> bool:
-        """Whether a name holds what a network returns (`feats = self.extractor(x)`); for a
-        parameter, what every call of the function in the file passes there (`self._smooth(loss_dict)`
-        after `loss_dict = self.model(data)`), up to `callers_up` callers further."""
+        """Whether a name holds what a network or a loss returns (`feats = self.extractor(x)`,
+        `losses = model.compute_loss(batch)`); for a parameter, what every call of the function in
+        the file passes there (`self._smooth(loss_dict)` after `loss_dict = self.model(data)`), up to
+        `callers_up` callers further."""
         if type(expr) is not cst.Name:
             return False
         bound = self.unit.bindings.get(expr.value)
@@ -1558,6 +1577,7 @@ class _Walker:
                 and (
                     (self.attribute_of_self(value.func) or evaluate(value.func, self)).module
                     or (type(value.func) is cst.Attribute and is_model_name(value.func.attr.value))
+                    or is_loss_name(callee_name(value) or "")
                 )
                 for value in bound
             )

@@ -78,18 +78,23 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
     loops.sort(key=lambda item: -len(item[1].loops))  # innermost first: one state, one loop
     found: list[CarriedState] = []
     seen: set[int] = set()
-    for loop, _ in loops:
+    for loop, place in loops:
         backwards = tuple(
             call for call in loop_calls(unit, loop) if _is_backward(call) and id(call) not in no_grad.nodes
         )
         over_batches = is_training_iteration(loop, unit, facts.imports)
         if id(loop) in no_grad.nodes or not (backwards or _evaluates_a_stream(facts, unit, loop)):
             continue
+        # `for epoch ...: h = None; for snapshot in data: ...; cost.backward()`: one backward per
+        # outer iteration spans the whole inner loop, by design (backpropagation through it all).
+        backpropagated_after = not backwards and any(
+            _is_backward(call) and id(call) not in no_grad.nodes for outer in place.loops for call in loop_calls(unit, outer)
+        )
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
             if id(state.node) in seen or id(state.node) in no_grad.nodes:
                 continue
-            if not over_batches and _started_outside(facts, unit, loop, state.names):
+            if (not over_batches or backpropagated_after) and _started_outside(facts, unit, loop, state.names):
                 continue  # the time steps of one batch, which starts the state afresh: one graph should span them
             seen.add(id(state.node))
             found.append(state)
