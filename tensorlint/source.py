@@ -34,9 +34,9 @@ NOTEBOOK_SUFFIX = ".ipynb"  # here, not in tensorlint.notebook: finding files mu
 # Another framework's code (MXNet, TensorFlow, JAX, Paddle) in a file that never names torch: its
 # `loss`, `forward` and `backward` are not PyTorch's, and what they keep is not what rules know.
 _OTHER_FRAMEWORK = re.compile(
-    r"^[ \t]*(?:import|from)[ \t]+(?:mxnet|tensorflow|jax|paddle|mindspore|oneflow)\b", re.MULTILINE
+    r"^[ \t]*(?:import|from)[ \t]+(?:mxnet|tensorflow|jax|paddle|mindspore|oneflow|caffe2)\b", re.MULTILINE
 )
-_NAMES_TORCH = re.compile(r"torch|lightning")
+_NAMES_TORCH = re.compile(r"\btorch|lightning")  # not `pytorch` in a name or a link: `dlrm_data_pytorch`
 UNUSED_NOQA_CODE = "TL900"  # the one rule that reads comments, not code: it runs on screened-out files too
 
 

@@ -58,6 +58,10 @@ def test_the_screen_skips_another_frameworks_code_unless_it_names_torch() -> Non
     body = "\n\ndef train(net, loader, trainer):\n    total = 0\n    for x, y in loader:\n        with autograd.record():\n            loss = net(x).mean()\n        loss.backward()\n        total += loss\n    return total\n"
     assert not might_matter("from mxnet import autograd" + body)
     assert might_matter("import torch\nfrom mxnet import autograd" + body)
+    # Caffe2's script beside the PyTorch one names `pytorch` only in a module's name and a link.
+    caffe2 = "from caffe2.python import workspace\nimport dlrm_data_pytorch as dp  # github.com/pytorch/pytorch\n"
+    assert not might_matter(caffe2 + body)
+    assert might_matter(caffe2 + "import torchvision\n" + body)
 
 
 TEST_MODULE = """\

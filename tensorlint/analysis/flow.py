@@ -805,6 +805,8 @@ class _Walker:
 
     def _item(self, iterable: cst.BaseExpression) -> Value:
         """What each item of a loop over `iterable` is."""
+        if _names_a_state_dict(iterable, self.unit):
+            return UNKNOWN  # `for key in state_dict`: a dict of tensors iterates its names
         iterated = evaluate(iterable, self)
         return Value(
             tensor=iterated.tensor,
@@ -1090,6 +1092,8 @@ class _Walker:
     ) -> None:
         if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
+        if not self.loops and self._detached_each_call(target):
+            return  # `self.sums.detach_()`: each call's graph is cut, not chained onto the last one's
         if not self.grad_enabled:
             value = value.without_graph()  # arithmetic under `no_grad` records no history
         node, via = self.report_at or node, via or self.replay_via
@@ -1098,6 +1102,21 @@ class _Walker:
         self.facts.accumulations.append(
             Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended)
         )
+
+    def _detached_each_call(self, target: cst.BaseExpression) -> bool:
+        """Whether the function's body detaches `target` in place (`self.sums.detach_()`) in a
+        statement of its own, outside any branch: every call cuts the history there."""
+        name = dotted_name(target)
+        body = getattr(self.unit.node, "body", None)
+        if name is None or type(body) is not cst.IndentedBlock:
+            return False
+        for statement in body.body:
+            small = statement.body[0] if type(statement) is cst.SimpleStatementLine else None
+            call = small.value if type(small) is cst.Expr else None
+            detached = receiver(call) if type(call) is cst.Call and callee_name(call) == "detach_" else None
+            if detached is not None and dotted_name(detached) == name:
+                return True
+        return False
 
     def _judged_at_calls(self, value: Value) -> bool:
         """Whether a function that a loop over batches calls keeps what its caller passed: its
@@ -1523,6 +1542,7 @@ class _Walker:
                 and not loop.feeds_data
                 and (
                     _fixed_collection(loop.node.iter, self.unit)
+                    or _names_a_state_dict(loop.node.iter, self.unit)  # a model's parameter names
                     or (module_output_keys and self._keys_of_module_output(loop.node.iter))
                 )
             ):
@@ -2666,6 +2686,18 @@ def _wraps(expr: cst.BaseExpression, name: str) -> bool:
         and isinstance(expr.args[0].value, cst.Name)
         and expr.args[0].value.value == name
     )
+
+
+def _names_a_state_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
+    """`model.state_dict()`, or a name for one (`state_dict`, `sd = model.state_dict()`)."""
+    if type(iterable) is cst.Call:
+        return callee_name(iterable) == "state_dict"
+    if type(iterable) is not cst.Name:
+        return False
+    bound = unit.lookup_bindings(iterable.value)
+    if bound:
+        return all(type(value) is cst.Call and callee_name(value) == "state_dict" for value in bound)
+    return iterable.value in ("state_dict", "model_state_dict")
 
 
 def _slot(target: cst.Subscript) -> str:

@@ -88,7 +88,9 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
         # `for epoch ...: h = None; for snapshot in data: ...; cost.backward()`: one backward per
         # outer iteration spans the whole inner loop, by design (backpropagation through it all).
         backpropagated_after = not backwards and any(
-            _is_backward(call) and id(call) not in no_grad.nodes for outer in place.loops for call in loop_calls(unit, outer)
+            _is_backward(call) and id(call) not in no_grad.nodes
+            for outer in place.loops
+            for call in loop_calls(unit, outer)
         )
         fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
