@@ -366,6 +366,8 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
         return None  # (`all_embeddings = torch.stack(all_embeddings)` after the loop: a list until then)
     if _emptied_in(loop.node, root) or not _moves_to_device(loop.node):
         return None  # emptied as it goes, or nothing shows the batches leave the host
+    if _stops_when_full(loop.node):
+        return None  # `if len(images) >= n: break`: n examples, not the dataset
     if not any(word in name.lower() for name in (root, *references(store.value_expr)) for word in _FEATURE_WORDS):
         return None  # logits or predictions of an evaluation set: a few numbers per sample
     return loop if _network_output(store, loop) else None
@@ -411,6 +413,7 @@ _NOT_COMPUTING = frozenset(
     [
         *("to", "cuda", "float", "half", "double", "bfloat16", "type", "contiguous", "view", "reshape", "flatten"),
         *("squeeze", "unsqueeze", "permute", "transpose", "clone", "detach", "pin_memory", "next", "iter", "len"),
+        *("list", "tuple", "unbind", "split", "chunk"),  # the batch itself, in rows or pieces
     ]
 )
 
@@ -455,6 +458,22 @@ def _emptied_in(loop: cst.CSTNode, root: str) -> bool:
         if emptied is not None and dotted_name(emptied) == root:
             return True
         if isinstance(node, cst.Del) and root in references(node):
+            return True
+    return False
+
+
+def _stops_when_full(loop: cst.For | cst.While) -> bool:
+    """The loop leaves once a collection is long enough: `if len(images) >= n: break` (its own
+    `break`, not an inner loop's)."""
+    inner = {id(n) for node in walk(loop.body) if type(node) in (cst.For, cst.While) for n in walk(node)}
+    for node in walk(loop.body):
+        if type(node) is not cst.If or id(node) in inner or type(node.body) is not cst.IndentedBlock:
+            continue
+        if not node.body.body:
+            continue
+        last = node.body.body[-1]
+        leaves = type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Break
+        if leaves and any(type(n) is cst.Call and callee_name(n) == "len" for n in walk(node.test)):
             return True
     return False
 
