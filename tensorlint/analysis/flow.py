@@ -1061,6 +1061,8 @@ class _Walker:
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
+        if any(self._first_call_only(test) for test in self.conditions):
+            grows = False  # `if self.timesteps == 0: self.params.append(p)`, then `self.timesteps += 1`
         if not self.grad_enabled and (concatenates or self.facts.container_kind(self.unit, container)[1] == "tensor"):
             # Under `no_grad`, `stats[i] = loss` copies into the tensor and `torch.cat` makes a new
             # one, neither with history; a list or dict would still keep `loss` and its graph.
@@ -1102,6 +1104,23 @@ class _Walker:
         self.facts.accumulations.append(
             Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended)
         )
+
+    def _first_call_only(self, test: cst.BaseExpression) -> bool:
+        """`self.timesteps == 0` where the class only counts `self.timesteps` up: true on one call."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1 or self.unit.cls is None:
+            return False
+        compared = test.comparisons[0]
+        counter = dotted_name(test.left) if self_attribute(self.unit, test.left) is not None else None
+        if type(compared.operator) is not cst.Equal or type(compared.comparator) is not cst.Integer or counter is None:
+            return False
+        writes = [
+            node
+            for cls in lineage(self.index.classes, self.unit.cls)
+            for node in walk(cls.node)
+            if type(node) in (cst.Assign, cst.AugAssign) and counter in _written_names(node)
+        ]
+        counted = [node for node in writes if type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign]
+        return bool(counted) and all(type(node) is cst.AugAssign or _in_init(node, self.unit.cls) for node in writes)
 
     def _detached_each_call(self, target: cst.BaseExpression) -> bool:
         """Whether the function's body detaches `target` in place (`self.sums.detach_()`) in a
@@ -2686,6 +2705,22 @@ def _wraps(expr: cst.BaseExpression, name: str) -> bool:
         and isinstance(expr.args[0].value, cst.Name)
         and expr.args[0].value.value == name
     )
+
+
+def _written_names(node: cst.CSTNode) -> set[str]:
+    """The dotted names a statement assigns: `self.timesteps` of `self.timesteps += 1`."""
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    else:
+        return set()
+    return {name for target in targets if (name := dotted_name(target)) is not None}
+
+
+def _in_init(node: cst.CSTNode, cls: ClassInfo) -> bool:
+    init = cls.methods.get("__init__")
+    return init is not None and contains(init, node)
 
 
 def _names_a_state_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
