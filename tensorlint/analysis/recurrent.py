@@ -333,6 +333,8 @@ def _fed_to_model(facts: Facts, unit: Unit, value: cst.BaseExpression, origins: 
 def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
     """`model(x, h)`, `self.rnn(x, h)`, `model.lstm(x, h)`, `agent.get_states(x, h)`: a call of a
     network or of one of its methods, by what the analysis knows of the names or by their names."""
+    if type(call.func) is cst.Attribute and call.func.attr.value in _MOVES_DATA:
+        return False  # `model.to_device(x)`: the argument moved, not a computation of the network
     scopes = []  # the unit and the functions and module around it: where a model may be bound
     around: Unit | None = unit
     while around is not None:
@@ -353,6 +355,11 @@ def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
             break
         expr = expr.value
     return False
+
+
+# Methods that move or cast what they are given (a model's `to_device(batch)` too): no computation.
+_MOVES_DATA = frozenset(["to", "cuda", "cpu", "to_device", "move_to_device", "to_cuda", "to_gpu", "half", "float",
+                         "double", "bfloat16", "type", "pin_memory"])  # fmt: skip
 
 
 def _is_backward(call: cst.Call) -> bool:
