@@ -131,8 +131,11 @@ class TensorKeptInForward(Rule):
     list, it empties none), a helper's list that every step calling it empties on every path
     (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
-    over `range(...)`, over an attribute of `self` or over `model.named_parameters()`), fields named for text or kinds
-    (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
+    over `range(...)`, over an attribute of `self`, over `model.named_parameters()` or a state dict's
+    names, or the names of what a loss returns), fields named for text or kinds
+    (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`), a list filled
+    only while a counter the class only counts up is 0 (`if self.timesteps == 0:`), a list of the
+    function's own that a helper it defines and only calls fills (a recursive `walk(...)`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
     file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
@@ -149,8 +152,10 @@ class TensorKeptInForward(Rule):
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
     (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
-    window written out every few batches), loops that never move their batches to a device, and
-    loops over something else (a batch's prompts or views: they build one batch's result).
+    window written out every few batches), loops that never move their batches to a device, loops
+    that leave once they have collected enough (`if len(images) >= n: break`), the batches
+    themselves moved to the device (`xs.extend(list(x.to(device)))`), and loops over something
+    else (a batch's prompts or views: they build one batch's result).
 
     ## Example
     ```python

@@ -118,8 +118,13 @@ class GraphAccumulatedInLoop(Rule):
     through them, each call's activations stay too). Not reported there: writes under
     `torch.no_grad()` (also a helper decorated with it), of detached values or values without a
     graph, in `__init__`, slots of a list attribute (`self.outputs[i] = h` replaces one), an
-    attribute moved or cast (`self.logvar = self.logvar.cuda()`), and a local copy bound anew
-    (`w = self.weight; w = w - w.mean()` leaves the weight as it was).
+    attribute moved or cast (`self.logvar = self.logvar.cuda()`), a buffer detached in place in a
+    statement of its own on every call (`self.sums.detach_()`, then `self.sums.lerp_(s, m)`), and a
+    local copy bound anew (`w = self.weight; w = w - w.mean()` leaves the weight as it was). Not
+    reported either: the running statistics of a normaliser (`RunningMeanStd.update(x)`, an RMS
+    rescaler, a class made of them), which training code feeds observations, rewards and returns,
+    unless the file shows a value with a graph handed to it; and what a method named for what it
+    does to a network returns (`learner.update_model(batch)`: not the network's output).
 
     ## Why is this bad?
     Each such value keeps its autograd graph alive, so the accumulator keeps every

@@ -63,10 +63,13 @@ class RecurrentStateNotDetached(Rule):
     helper of the same file that calls `.detach()`, or under a condition other than the state's
     own `is None` test), state carried only within one batch (an inner loop over time steps that
     is not a loop over batches, where the function starts the state afresh: the graph should span
-    the steps), loops without `backward()` that are not loops over batches (generation,
+    the steps; also an inner loop over the data that one `backward()` after it spans, with the
+    state started afresh in the loop around it, once per epoch: backpropagation through the whole
+    sequence, by design), loops without `backward()` that are not loops over batches (generation,
     decoding), code under
     `torch.no_grad()`/`inference_mode()`, values that no backpropagated loss is computed from,
-    values passed to calls that are not a network (`x = normalize(x)`, `x = x.to(device)`),
+    values passed to calls that are not a network (`x = normalize(x)`, `x = x.to(device)`, a
+    model's method that moves them, `x = model.to_device(x)`),
     and `self.hidden` that another method (`on_train_batch_start`) or code in the same file
     outside the class resets. State read back from a stored result (`mems = outputs.mems`,
     `loss, mems = ret[0], ret[1:]`) is not followed: models that hand memories back that way

@@ -33,7 +33,8 @@ class TensorKeyedContainer(Rule):
     Not reported: keys that are Python values (`.item()`, `int(...)`, `tuple(t.tolist())`,
     `t.shape`, names, `id(t)`), parameters and modules (they live as long as the model:
     `set(model.parameters())`, `seen.add(p)` over `named_parameters()`), the object's own tensors
-    (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop, weak dictionaries
+    (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop or of a loop over a state
+    dict (`for key in state_dict`: its names), weak dictionaries
     (`weakref.WeakKeyDictionary`, `WeakTensorKeyDictionary`), local dicts and sets used within
     one call or one iteration, a tensor index into a dict's item (`sums[name][env_ids] = 0.`: it
     writes into the tensor `sums[name]` holds), tensor indexing (`mask[idx] = 0`: the container must be shown to be
