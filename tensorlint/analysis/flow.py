@@ -1255,6 +1255,7 @@ class _Walker:
                 and grown_by is None
                 and self._computed_from(value_expr, target)
                 and not _moved(value_expr, target)
+                and not _windowed(value_expr, target)
             ):
                 # `self.ema = 0.9 * self.ema + 0.1 * x`, `self.peak = torch.max(self.peak, x)`, or
                 # `h_in = self.h * masks; ..., h = self.net(x, h_in); self.h = h`: the new value is
@@ -2705,6 +2706,15 @@ def _wraps(expr: cst.BaseExpression, name: str) -> bool:
         and isinstance(expr.args[0].value, cst.Name)
         and expr.args[0].value.value == name
     )
+
+
+def _windowed(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """`self.bank = (self.bank + [x])[-n:]`, `self.bank = self.bank[-n:]`: a window of the last n
+    items, each kept as it is; nothing is chained onto the container's history."""
+    if type(value) is not cst.Subscript or len(value.slice) != 1 or type(value.slice[0].slice) is not cst.Slice:
+        return False
+    kept = value.value
+    return kept.deep_equals(target) or list_extension(target, kept) is not None
 
 
 def _written_names(node: cst.CSTNode) -> set[str]:
