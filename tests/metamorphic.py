@@ -277,7 +277,8 @@ _MODULE_OVERRIDES = frozenset(["_load_from_state_dict", "_save_to_state_dict", "
 # Words the analysis reads in names, by design: it has no types, so `criterion`, `val_loader` or
 # `text_encoder` is its evidence of what a value is (values.py is_loss_name / is_model_name,
 # syntax.py's data words, the forward-like method prefixes, TL006's model words and retried
-# methods, index.py's per-step method words, flow.py's label-like key words). Renaming such a
+# methods, index.py's per-step method words, flow.py's label-like key words, names.py's words for
+# a normaliser's statistics, TL001's device words). Renaming such a
 # name to a neutral one removes that evidence, which is not meaning-preserving for a static tool;
 # no single affix keeps all of it (`data_*` and `*_data`, `forward_*` and `*_model`), so these
 # names keep theirs. Keep the lists in step with the analysis: a rename that fails because the
@@ -288,7 +289,8 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "loader", "iter", "itr", "batches", "data", "optim", "opt", "scaler", "collate", "worker_init", "forward",
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
     "sample", "infer", "trainset", "valset", "testset", "devset", "evalset", "feat", "emb", "hidden", "latent",
-    "repr", "acc", "correct",
+    "repr", "acc", "correct", "device", "cuda", "moments", "rms", "meanstd", "meanvar", "normaliz", "normalis",
+    "rescal", "standardiz", "whiten",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",

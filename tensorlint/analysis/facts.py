@@ -354,10 +354,6 @@ class Facts:
             if name in owner.managed_globals or (owner is not unit and owner.removes_hooks):
                 # Emptied in its function, or filled by hooks that function removes again.
                 return ("closure" if owner is not unit else "local"), "managed"
-            if owner is not unit and _only_called_within(owner, unit):
-                # A helper the function defines and only calls (`walk_scores.append(r)` in a
-                # recursive `compute_walk_score`): the container lives as long as the function's call.
-                return "local", _kind_of(self.imports, values)
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
 
@@ -641,18 +637,3 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         if qualified.startswith("numpy.") and last in _NUMPY_ARRAYS and not _holds_objects(value):
             return "numpy"
     return None
-
-
-def _only_called_within(owner: Unit, nested: Unit) -> bool:
-    """Whether `nested`, a function that `owner` defines, is only ever called by its name there (or
-    by itself): never returned, stored, passed or registered, so it runs within `owner`'s call."""
-    if nested.parent is not owner or not isinstance(nested.node, cst.FunctionDef) or owner.node is None:
-        return False
-    name = nested.node.name.value
-    mentions = sum(1 for node in walk(owner.node) if type(node) is cst.Name and node.value == name)
-    calls = sum(
-        1
-        for node in walk(owner.node)
-        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == name
-    )
-    return calls > 0 and mentions == calls + 1  # the `def` names it once

@@ -134,8 +134,7 @@ class TensorKeptInForward(Rule):
     over `range(...)`, over an attribute of `self`, over `model.named_parameters()` or a state dict's
     names, or the names of what a loss returns), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`), a list filled
-    only while a counter the class only counts up is 0 (`if self.timesteps == 0:`), a list of the
-    function's own that a helper it defines and only calls fills (a recursive `walk(...)`),
+    only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
     file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
