@@ -1129,7 +1129,7 @@ class _Walker:
         body = getattr(self.unit.node, "body", None)
         if name is None or type(body) is not cst.IndentedBlock:
             return False
-        for statement in body.body:
+        for statement in _always_run(body.body):
             small = statement.body[0] if type(statement) is cst.SimpleStatementLine else None
             call = small.value if type(small) is cst.Expr else None
             detached = receiver(call) if type(call) is cst.Call and callee_name(call) == "detach_" else None
@@ -2597,6 +2597,8 @@ def _annotated_item_class(unit: Unit, name: str) -> str | None:
 def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if words:
         return any(w.endswith("Tensor") for w in words)
+    if names_a_count(param.name.value):
+        return False  # `forward(self, x, seq_len=None)`: a length, a Python int
     default = param.default
     if default is None:
         return True
@@ -2706,6 +2708,20 @@ def _wraps(expr: cst.BaseExpression, name: str) -> bool:
         and isinstance(expr.args[0].value, cst.Name)
         and expr.args[0].value.value == name
     )
+
+
+def _always_run(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """The statements that run whenever the block does: into `with` bodies, `try` bodies and `if
+    True:`, not into branches or loops."""
+    for statement in statements:
+        yield statement
+        inner = None
+        if type(statement) in (cst.With, cst.Try) or (
+            type(statement) is cst.If and type(statement.test) is cst.Name and statement.test.value == "True"
+        ):
+            inner = statement.body  # type: ignore[attr-defined]
+        if type(inner) is cst.IndentedBlock:
+            yield from _always_run(inner.body)
 
 
 def _windowed(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
