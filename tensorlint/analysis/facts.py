@@ -505,6 +505,8 @@ def tensor_keyed(facts: Facts, store: Store) -> str | None:
     """
     if store.key is None or not store.key.tensor or not store.grows or store.unit.name == "__init__":
         return None
+    if store.key.requires_grad:
+        return None  # a parameter (a hook's, handed it): one entry per parameter, as long-lived as the model
     if type(store.container) is cst.Subscript:
         return None  # `sums[key][env_ids] = 0.`: a write into what `sums[key]` holds (a tensor), not into `sums`
     lifetime, kind = facts.container_kind(store.unit, store.container)

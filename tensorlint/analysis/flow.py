@@ -591,7 +591,15 @@ class _Walker:
             words = unit.annotations[name]
             if hook:
                 first_is_module = Role.MODULE_HOOK in unit.roles and position == 0
-                value = MODULE if first_is_module else TENSOR if unit.given_gradients else GRAPH
+                value = (
+                    MODULE
+                    if first_is_module
+                    else PARAMETER
+                    if unit.given_parameter
+                    else TENSOR
+                    if unit.given_gradients
+                    else GRAPH
+                )
             elif Role.FORWARD in unit.roles and not words and is_model_name(name):
                 value = MODULE  # a criterion's `forward(self, model, sample)` is handed the network
             elif Role.FORWARD in unit.roles:

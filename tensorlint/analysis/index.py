@@ -204,6 +204,7 @@ class Unit:
     # Registered only as a backward or tensor hook: it is given gradients, which autograd computes
     # without a graph (unless `create_graph=True`).
     given_gradients: bool = False
+    given_parameter: bool = False  # a `register_post_accumulate_grad_hook` hook: handed the parameter
     defs: dict[str, Unit] = field(default_factory=dict)  # nested functions by name
     bindings: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     augmented: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # `x += value`
@@ -1521,6 +1522,7 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
         gradients = role is Role.TENSOR_HOOK or "backward" in registration
         for target, skip, skip_keywords in resolve_callable(index, call.args[0].value, unit):
             target.given_gradients = gradients and (target.given_gradients or not target.roles)
+            target.given_parameter = registration == "register_post_accumulate_grad_hook"
             target.roles[role] = f"registered with `{registration}`"
             target.skip_params, target.skip_keywords = skip, skip_keywords
         _bind_registered_arguments(index, call.args[0].value, unit)

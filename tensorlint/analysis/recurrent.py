@@ -127,6 +127,15 @@ def _states(
             origins.update((name, set()) for name in target_names(node.target))  # an inner loop's variables
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             origins.update((name, set()) for name in target_names(node.asname.name))
+        if isinstance(node, cst.AnnAssign) and node.value is not None:
+            # `out: GeneratorOutput = await self.generate(batch)`: started afresh, as by `=`
+            if not _cuts(facts, unit, node.value) and references(node.value) & set(target_names(node.target)):
+                continue
+            for name in target_names(node.target):
+                if id(node) not in guarded.get(name, set()):
+                    restarted.add(name)
+                origins[name] = set()
+            continue
         if not isinstance(node, cst.Assign):
             continue
         assigns.append(node)

@@ -59,7 +59,8 @@ class RecurrentStateNotDetached(Rule):
     truncated backpropagation through time: detach the hidden state at the start of each batch
     (`repackage_hidden`).
 
-    Not reported: state detached or started afresh anywhere in the iteration (also through a
+    Not reported: state detached or started afresh anywhere in the iteration (also by an annotated
+    assignment, `out: Output = await self.generate(batch)`; also through a
     helper of the same file that calls `.detach()`, or under a condition other than the state's
     own `is None` test), state carried only within one batch (an inner loop over time steps that
     is not a loop over batches, where the function starts the state afresh: the graph should span

@@ -32,7 +32,8 @@ class TensorKeyedContainer(Rule):
 
     Not reported: keys that are Python values (`.item()`, `int(...)`, `tuple(t.tolist())`,
     `t.shape`, names, `id(t)`), parameters and modules (they live as long as the model:
-    `set(model.parameters())`, `seen.add(p)` over `named_parameters()`), the object's own tensors
+    `set(model.parameters())`, `seen.add(p)` over `named_parameters()`, the parameter that a
+    `register_post_accumulate_grad_hook` hook is handed), the object's own tensors
     (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop or of a loop over a state
     dict (`for key in state_dict`: its names), weak dictionaries
     (`weakref.WeakKeyDictionary`, `WeakTensorKeyDictionary`), local dicts and sets used within
