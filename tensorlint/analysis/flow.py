@@ -102,6 +102,7 @@ from tensorlint.analysis.syntax import (
     iterates_examples,
     iterates_loader,
     list_extension,
+    loop_calls,
     own_nodes,
     removes_handles,
     reset_every_iteration,
@@ -1071,6 +1072,8 @@ class _Walker:
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         if any(self._first_call_only(test) for test in self.conditions):
             grows = False  # `if self.timesteps == 0: self.params.append(p)`, then `self.timesteps += 1`
+        if self.loops and root is not None and self._popped_in(self.loops[-1].node, root):
+            grows = False  # `queue.append(x)`, then `queue.pop(0)` in the same loop: one in, one out
         if not self.grad_enabled and (concatenates or self.facts.container_kind(self.unit, container)[1] == "tensor"):
             # Under `no_grad`, `stats[i] = loss` copies into the tensor and `torch.cat` makes a new
             # one, neither with history; a list or dict would still keep `loss` and its graph.
@@ -1111,6 +1114,15 @@ class _Walker:
         fresh = self._reset_this_iteration(target)
         self.facts.accumulations.append(
             Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended)
+        )
+
+    def _popped_in(self, loop: cst.For | cst.While, root: str) -> bool:
+        """Whether the loop's body takes items off the container (`pop`, `popleft`) as well."""
+        return any(
+            callee_name(call) in ("pop", "popleft")
+            and (owner := receiver(call)) is not None
+            and dotted_name(owner) == root
+            for call in loop_calls(self.unit, loop)
         )
 
     def _first_call_only(self, test: cst.BaseExpression) -> bool:

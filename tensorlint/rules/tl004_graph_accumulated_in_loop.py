@@ -121,7 +121,8 @@ class GraphAccumulatedInLoop(Rule):
     attribute moved or cast (`self.logvar = self.logvar.cuda()`), a buffer detached in place in a
     statement of its own on every call (`self.sums.detach_()`, then `self.sums.lerp_(s, m)`), and a
     local copy bound anew (`w = self.weight; w = w - w.mean()` leaves the weight as it was). Not
-    reported either: a window of the last n items (`self.bank = (self.bank + [x])[-n:]`), the
+    reported either: a window of the last n items (`self.bank = (self.bank + [x])[-n:]`), a queue
+    that the same loop takes items off (`outputs.append(out)`, then `outputs.pop(0)`), the
     running statistics of a normaliser (`RunningMeanStd.update(x)`, an RMS rescaler, a class made
     of them), which training code feeds observations, rewards and returns, unless the file shows a
     value with a graph handed to it; and what a method named for what it
