@@ -2735,13 +2735,12 @@ def _always_run(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseSta
     True:`, not into branches or loops."""
     for statement in statements:
         yield statement
-        inner = None
-        if type(statement) in (cst.With, cst.Try) or (
-            type(statement) is cst.If and type(statement.test) is cst.Name and statement.test.value == "True"
-        ):
-            inner = statement.body  # type: ignore[attr-defined]
-        if type(inner) is cst.IndentedBlock:
-            yield from _always_run(inner.body)
+        always = isinstance(statement, (cst.With, cst.Try)) or (
+            isinstance(statement, cst.If) and isinstance(statement.test, cst.Name) and statement.test.value == "True"
+        )
+        body = statement.body if always and isinstance(statement, (cst.With, cst.Try, cst.If)) else None
+        if isinstance(body, cst.IndentedBlock):
+            yield from _always_run(body.body)
 
 
 def _windowed(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
