@@ -133,8 +133,8 @@ class TensorKeptInForward(Rule):
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
     over `range(...)`, over an attribute of `self`, over `model.named_parameters()` or a state dict's
     names, or the names of what a loss returns), fields named for text or kinds
-    (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`), a list filled
-    only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
+    (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
+    a list filled only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
     file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
@@ -471,9 +471,12 @@ def _stops_when_full(loop: cst.For | cst.While) -> bool:
     `break`, not an inner loop's)."""
     inner = {id(n) for node in walk(loop.body) if type(node) in (cst.For, cst.While) for n in walk(node)}
     for node in walk(loop.body):
-        if type(node) is not cst.If or id(node) in inner or type(node.body) is not cst.IndentedBlock:
-            continue
-        if not node.body.body:
+        if (
+            type(node) is not cst.If
+            or id(node) in inner
+            or type(node.body) is not cst.IndentedBlock
+            or not node.body.body
+        ):
             continue
         last = node.body.body[-1]
         leaves = type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Break
