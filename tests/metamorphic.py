@@ -359,7 +359,9 @@ class _RenamePlan:
             base = "v"
         prefix = "_" if name.startswith("_") else ""
         number = len(self.taken) + 1
-        while f"{prefix}{base}{number}" in self.fixture.identifiers:
+        # Past the fixture's own names and those given already: a number skipped once would
+        # otherwise come round again, and two bindings would share one name.
+        while f"{prefix}{base}{number}" in self.fixture.identifiers | self.taken:
             number += 1
         new = f"{prefix}{base}{number}"
         self.taken.add(new)
