@@ -24,6 +24,7 @@ from tensorlint.analysis.names import (
     is_literal,
     receiver,
     references,
+    steps_an_optimizer,
     string_value,
 )
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
@@ -1481,16 +1482,20 @@ def _passes_messages(index: ModuleIndex, cls: ClassInfo) -> bool:
 
 def steps_once(unit: Unit) -> bool:
     """Whether a function is one training step, whatever its name: it calls `backward()` outside
-    any loop of its own, or only in loops over a fixed count of passes on what it is handed (a
-    PPO update's `for _ in range(self.ppo_epochs)` over its batch). Nobody builds and backpropagates
-    a graph once per run: the caller loops."""
+    any loop of its own, or only in loops over a fixed count of passes on what it is handed that
+    step an optimizer (a PPO update's `for _ in range(self.ppo_epochs)` over its batch). Nobody
+    builds and backpropagates a graph once per run: the caller loops."""
     if not unit.backpropagated or unit.name in ("__init__", "<module>"):
         return False
     handed = isinstance(unit.node, cst.FunctionDef) and bool(unit.argument_params)
+    calls = placed(unit, cst.Call)
+    # Passes that step no optimizer backpropagate to the input, not to train: Langevin sampling,
+    # an adversarial attack's `for _ in range(steps): loss.backward(); x = x + a * x.grad.sign()`.
+    updates = any(steps_an_optimizer(call) for call, _ in calls)
     return any(
         callee_name(call) in ("backward", "manual_backward")
-        and (not place.loops or (handed and all(_passes(loop) for loop in place.loops)))
-        for call, place in placed(unit, cst.Call)
+        and (not place.loops or (handed and updates and all(_passes(loop) for loop in place.loops)))
+        for call, place in calls
     )
 
 

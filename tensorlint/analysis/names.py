@@ -212,6 +212,14 @@ def class_word(class_name: str) -> str:
     return words[-1] if words else class_name.lower()
 
 
+def steps_an_optimizer(call: cst.Call) -> bool:
+    """`optimizer.step()`, `self.opt.step()`, `scaler.step(optimizer)`: a parameter update."""
+    if callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
+        return False
+    owner = (dotted_name(call.func.value) or "").lower()
+    return "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt"))
+
+
 def names_data_statistics(class_name: str) -> bool:
     """A class named for the running statistics of what it is fed, kept to normalise it:
     `RunningMeanStd`, `RunningMoments`, `RMSRescaler`, `ObsNormalizer`. Training code feeds such

@@ -50,6 +50,7 @@ from tensorlint.analysis.names import (
     grad_mode_of,
     names_in,
     references,
+    steps_an_optimizer,
     string_value,
 )
 from tensorlint.analysis.values import is_model_name
@@ -232,10 +233,8 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
         step = unit.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
         if step is not None and step is not unit and steps_once(step):
             return True
-        if name == "step" and isinstance(call.func, cst.Attribute):
-            owner = (dotted_name(call.func.value) or "").lower()
-            if "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt")):
-                return True  # optimizer.step(), scaler.step(optimizer)
+        if steps_an_optimizer(call):
+            return True  # optimizer.step(), scaler.step(optimizer)
     return any(steps_an_environment(node.value) for node in _loop_assignments(unit, loop))
 
 
