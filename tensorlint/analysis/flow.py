@@ -101,6 +101,7 @@ from tensorlint.analysis.syntax import (
     iterates_data,
     iterates_examples,
     iterates_loader,
+    last_statement,
     list_extension,
     loop_calls,
     own_nodes,
@@ -2316,10 +2317,7 @@ _TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "i
 def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """`except KeyError: raise`: the handler ends by raising, so code after the `try` runs only
     when its body ran to the end."""
-    if isinstance(handler.body, cst.SimpleStatementSuite):  # `except KeyError: raise`
-        return isinstance(handler.body.body[-1], cst.Raise)
-    last = handler.body.body[-1] if handler.body.body else None
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+    return isinstance(last_statement(handler.body), cst.Raise)  # also `except KeyError: raise`
 
 
 # How frameworks annotate the step outputs a hook is given: `outputs: Optional[dict]`, `STEP_OUTPUT`.
@@ -2469,10 +2467,7 @@ def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
 
 def _leaves(block: cst.BaseSuite) -> bool:
     """Whether a block ends by returning or raising: the code after its `if` never follows it."""
-    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], (cst.Return, cst.Raise))
-    return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], (cst.Return, cst.Raise))
+    return isinstance(last_statement(block), (cst.Return, cst.Raise))
 
 
 _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])

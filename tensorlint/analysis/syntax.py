@@ -264,14 +264,22 @@ def runs_steps(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     return any(callee_name(c) == "backward" and type(c.func) is cst.Attribute for c in calls_in(loop.body))
 
 
+def last_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
+    """The small statement a block ends with (the `break` of `if full: ...; break`), in an indented
+    block or on the line of its colon; None when it ends with a compound statement."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        return block.body[-1] if block.body else None
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    return last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+
+
 def _left_after(node: cst.CSTNode, unit: Unit) -> set[int]:
     """The loops (by id) that an `if` block holding `node` leaves at its end (`break`: the loop it
     is in; `return` or `raise`: every loop): the node runs once in them, not on each iteration."""
     left: set[int] = set()
     for branch, place in placed(unit, cst.If):
         block = branch.body
-        last = block.body[-1] if type(block) is cst.IndentedBlock and block.body else None
-        small = last.body[-1] if type(last) is cst.SimpleStatementLine and last.body else None
+        small = last_statement(block) if type(block) is cst.IndentedBlock else None
         if type(small) not in (cst.Break, cst.Return, cst.Raise) or not place.loops:
             continue
         if any(inner is node for inner in walk(block)):

@@ -21,6 +21,7 @@ from tensorlint.analysis import (
     dotted_name,
     is_loss_name,
     is_metric_class,
+    last_statement,
     lineage,
     metric_list_states,
     on_the_device,
@@ -471,15 +472,9 @@ def _stops_when_full(loop: cst.For | cst.While) -> bool:
     `break`, not an inner loop's)."""
     inner = {id(n) for node in walk(loop.body) if type(node) in (cst.For, cst.While) for n in walk(node)}
     for node in walk(loop.body):
-        if (
-            type(node) is not cst.If
-            or id(node) in inner
-            or type(node.body) is not cst.IndentedBlock
-            or not node.body.body
-        ):
+        if type(node) is not cst.If or id(node) in inner or type(node.body) is not cst.IndentedBlock:
             continue
-        last = node.body.body[-1]
-        leaves = type(last) is cst.SimpleStatementLine and type(last.body[-1]) is cst.Break
+        leaves = type(last_statement(node.body)) is cst.Break
         if leaves and any(type(n) is cst.Call and callee_name(n) == "len" for n in walk(node.test)):
             return True
     return False
