@@ -4,7 +4,9 @@
     python bench/scan.py run [--dest DIR] [--out FILE]
 
 `bench/repos.csv` pins each repository (repo,commit,url,domain). `materialise` writes the
-`.py` and `.ipynb` files of each pinned commit into DIR/<owner>+<name>/ (default
+`.py` and `.ipynb` files of each pinned commit, with the `pyproject.toml` and `setup.cfg` files
+and an empty `.git` folder at the top that mark project roots as in a checkout, into
+DIR/<owner>+<name>/ (default
 `$TENSORLINT_BENCH_DIR/repos`, else `~/.cache/tensorlint-bench/repos`), from the local mirror
 `/work/.mirror/<owner>+<name>` when there is one, else from a blob-less clone of the url; a
 repository already there at its commit is skipped. Nothing fetched is committed.
@@ -49,6 +51,8 @@ MIRRORS = Path("/work/.mirror")
 DEFAULT_DEST = Path(os.environ.get("TENSORLINT_BENCH_DIR", Path.home() / ".cache" / "tensorlint-bench")) / "repos"
 MARKER = ".bench-commit"
 SUFFIXES = (".py", ".ipynb")
+# Besides the code, the files that mark a project's root, as in the checkout (`tensorlint.source.ROOT_MARKERS`).
+ROOT_MARKER_FILES = ("pyproject.toml", "setup.cfg")
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,8 @@ def extract(git_dir: Path, commit: str, target: Path) -> int:
         meta, _, raw = entry.partition(b"\t")
         mode, kind, sha = meta.decode().split()
         path = PurePosixPath(raw.decode("utf-8", "replace"))
-        if kind == "blob" and mode in ("100644", "100755") and path.suffix in SUFFIXES and ".." not in path.parts:
+        kept_file = path.suffix in SUFFIXES or path.name in ROOT_MARKER_FILES
+        if kind == "blob" and mode in ("100644", "100755") and kept_file and ".." not in path.parts:
             wanted.append((sha, path))
     batch = subprocess.run(
         [*git, "cat-file", "--batch"],
@@ -120,7 +125,7 @@ def extract(git_dir: Path, commit: str, target: Path) -> int:
 def materialise(repo: Repo, dest: Path) -> str:
     target = dest / repo.folder
     marker = target / MARKER
-    if marker.is_file() and marker.read_text().strip() == repo.commit:
+    if marker.is_file() and marker.read_text().strip() == repo.commit and (target / ".git").is_dir():
         return "already there"
     if target.exists():
         shutil.rmtree(target)
@@ -132,6 +137,8 @@ def materialise(repo: Repo, dest: Path) -> str:
         with tempfile.TemporaryDirectory() as clone:
             subprocess.run(["git", "clone", "-q", "--filter=blob:none", "--no-checkout", repo.url, clone], check=True)
             kept, source = extract(Path(clone) / ".git", repo.commit, target), "clone"
+    # A checkout's root holds `.git`: where tensorlint finds the project whose other modules it reads.
+    (target / ".git").mkdir()
     marker.write_text(repo.commit + "\n")
     return f"{kept} files from the {source}"
 

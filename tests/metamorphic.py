@@ -278,7 +278,7 @@ _MODULE_OVERRIDES = frozenset(["_load_from_state_dict", "_save_to_state_dict", "
 # `text_encoder` is its evidence of what a value is (values.py is_loss_name / is_model_name,
 # syntax.py's data words, the forward-like method prefixes, TL006's model words and retried
 # methods, index.py's per-step method words, flow.py's label-like key words, names.py's words for
-# a normaliser's statistics, TL001's device words). Renaming such a
+# a normaliser's statistics, TL001's device words, values.py's input and index words). Renaming such a
 # name to a neutral one removes that evidence, which is not meaning-preserving for a static tool;
 # no single affix keeps all of it (`data_*` and `*_data`, `forward_*` and `*_model`), so these
 # names keep theirs. Keep the lists in step with the analysis: a rename that fails because the
@@ -295,7 +295,8 @@ _EVIDENCE_WORDS = (  # anywhere in the name
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
      "split", "phase", "prefix", "set", "ds", "dl", "log", "logs", "logging", "info", "infos", "eval", "evaluate",
-     "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs", "size"]
+     "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs", "size", "input", "inputs",
+     "images", "index", "indices", "idx", "ids"]
 )  # fmt: skip
 
 

@@ -895,3 +895,58 @@ def test_the_cache_forgets_a_file_when_a_caller_is_added_to_the_project(tmp_path
     assert rows() == []  # from the cache
     (tmp_path / "pkg" / "train.py").write_text(EVALUATING_SCRIPT.replace("CALLS", "evaluate(model, val_loader)"))
     assert rows() == ["pkg/evaluation.py:7:9"]
+
+
+NOISE_DATASET = """\
+import torch
+from torch.utils.data import Dataset
+
+
+class RandomNoiseDataset(Dataset):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __len__(self):
+        return 1024
+
+    def __getitem__(self, idx):
+        return self.gen_single_image(idx)
+
+    def gen_single_image(self, idx):
+        return torch.normal(idx, idx, self.shape, device="cuda")
+"""
+
+WORKLOAD = """\
+from torch.utils.data import DataLoader
+
+from dataset import RandomNoiseDataset
+
+
+def make_loaders(shape, batch_size):
+    dataset = RandomNoiseDataset(shape)
+    train = DataLoader(dataset, batch_size=batch_size, shuffle=True)
+    test = DataLoader(RandomNoiseDataset(shape), batch_size, num_workers={workers})
+    return train, test
+"""
+
+
+@pytest.mark.parametrize(
+    ("workers", "expected"), [("0", []), ("4", [(16, "TL003")]), ("args.workers", [(16, "TL003")])]
+)
+def test_cuda_dataset_whose_loaders_another_module_builds(tmp_path: Path, workers: str, expected: list) -> None:
+    """The dataset's module builds no loader: a library's dataset is reported, unless the modules
+    of its project that build loaders over it all keep it in the main process (`num_workers`
+    absent or a literal 0); a loader with workers, or a count the text does not show, keeps it."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    dataset = tmp_path / "dataset.py"
+    dataset.write_text(NOISE_DATASET, encoding="utf-8")
+    (tmp_path / "workload.py").write_text(WORKLOAD.format(workers=workers), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(dataset)] == expected
+
+
+def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    dataset = tmp_path / "dataset.py"
+    dataset.write_text(NOISE_DATASET, encoding="utf-8")
+    (tmp_path / "workload.py").write_text(WORKLOAD.replace("RandomNoiseDataset", "OtherDataset"), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]

@@ -30,7 +30,7 @@ from tensorlint.analysis.index import (
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
 from tensorlint.analysis.syntax import declared_container
-from tensorlint.analysis.values import UNKNOWN, Value
+from tensorlint.analysis.values import UNKNOWN, Value, is_input_name
 from tensorlint.analysis.walk import walk
 
 if TYPE_CHECKING:  # the type of a field only: project.py holds Facts, so it cannot be imported here
@@ -322,7 +322,12 @@ class Facts:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
-            if owner is not unit or expr.value.value in {p.name.value for p in unit.params}:
+            parameter = expr.value.value in {p.name.value for p in unit.params}
+            if owner is unit and parameter and is_input_name(expr.value.value):
+                # `batch.x = layer(batch.x)` in `forward(self, batch)`: the call's own input, which
+                # carries its output back to the caller; the caller drops it with the batch.
+                return "local", None
+            if owner is not unit or parameter:
                 values = self.index.foreign_attributes.get(expr.attr.value, [])
                 return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Name):

@@ -123,8 +123,7 @@ from tensorlint.analysis.values import (
     Value,
     evaluate,
     is_criterion_name,
-    is_input_name,
-    is_label_name,
+    is_data_name,
     is_loss_name,
     is_model_name,
     is_torch_module_class,
@@ -147,6 +146,9 @@ REGISTRATIONS = frozenset(
 CUDA_SAFE = frozenset(
     ["manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count", "is_initialized"]
 )
+# `torch.cuda.nvtx.range_push()` and the rest mark ranges for a profiler on the host (NVTX): they
+# do not initialise CUDA.
+CUDA_SAFE_MODULES = ("torch.cuda.nvtx.",)
 _PYTHON_SCALAR_ANNOTATIONS = frozenset(["int", "float", "bool", "str", "complex", "Optional", "None"])
 
 
@@ -160,6 +162,23 @@ def _checks_bfloat16(call: cst.Call) -> bool:
     if isinstance(enabled, cst.Name) and enabled.value == "False":
         return False
     return dtype is not None and (dotted_name(dtype) or "").endswith(("bfloat16", "bf16"))
+
+
+def _named_for_no_grad(decorator: cst.BaseExpression, imports: Imports) -> bool:
+    """`@smart_inference_mode()`, `@StaticCaptureEvaluateNoGrad(model=model)`: a decorator of
+    another package, or of a module the project does not show, named for what it does."""
+    func = decorator.func if type(decorator) is cst.Call else decorator
+    if (imports.qualify(func) or "").startswith("torch."):
+        return False  # torch's own are read by what they are (`inference_mode(False)` enables grad)
+    last = (dotted_name(func) or "").rsplit(".", 1)[-1].replace("_", "").lower()
+    return "nograd" in last or "inferencemode" in last
+
+
+def _through_data(target: cst.BaseExpression) -> bool:
+    """`w.data`, `w.data[i]`: a tensor's storage, without its autograd history."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return isinstance(target, cst.Attribute) and target.attr.value == "data"
 
 
 class _Walker:
@@ -208,19 +227,19 @@ class _Walker:
     def _lookup(self, name: str) -> Value:
         unit: Unit | None = self.unit
         env: dict[str, Value] | None = self.env
+        # Used as a network here (`model.train()`): a module, and the one the enclosing scope
+        # binds where it binds one (`model = Net()`), whose class tells what its `forward` returns.
+        evidence = False
         while unit is not None:
+            evidence = evidence or name in unit.module_evidence
             if env is not None and name in env:
                 value = env[name]
-                if not value.tensor and not value.module and name in unit.module_evidence:
-                    return MODULE
-                return value
-            if name in unit.module_evidence:
-                return MODULE
+                return MODULE if evidence and not value.tensor and not value.module else value
             if name == unit.self_name and unit.cls is not None:
-                return Value(module=unit.cls.is_module, instance=unit.cls.name)
+                return Value(module=unit.cls.is_module or evidence, instance=unit.cls.name)
             unit = unit.parent
             env = self.facts.names_at_end(unit) if unit is not None else None
-        return UNKNOWN
+        return MODULE if evidence else UNKNOWN
 
     def attribute_of_self(self, expr: cst.BaseExpression) -> Value | None:
         attribute = self_attribute(self.unit, expr)
@@ -559,10 +578,13 @@ class _Walker:
             and (_is_torchmetrics(self.facts, cls) or _forward_updates_without_grad(self.facts, cls))
         ):
             return True  # torchmetrics runs `update` with grad disabled; so does a metric's own `forward`
-        return any(
-            self._grad_mode(decorator.decorator) is False or self._wrapping_grad_mode(decorator.decorator) is False
-            for decorator in node.decorators
-        )
+        return any(self._disables_grad(decorator.decorator) for decorator in node.decorators)
+
+    def _disables_grad(self, decorator: cst.BaseExpression) -> bool:
+        if self._grad_mode(decorator) is False:
+            return True
+        wrapping = self._wrapping_grad_mode(decorator)
+        return wrapping is False or (wrapping is None and _named_for_no_grad(decorator, self.imports))
 
     def _wrapping_grad_mode(self, decorator: cst.BaseExpression) -> bool | None:
         """The mode a decorator of the project sets around the function: `@smart_inference_mode()`,
@@ -613,7 +635,7 @@ class _Walker:
             elif any(w.endswith("Tensor") for w in words):
                 # A meter's `update` or a `training_step` is handed the step's outputs: with their graph.
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
-                given = self._graph_given() and not is_label_name(name) and not is_input_name(name)
+                given = self._graph_given() and not is_data_name(name)
                 value = GRAPH if given else TENSOR
             elif "Module" in words or any(is_torch_module_class(w) or self.is_local_module_class(w) for w in words):
                 annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
@@ -750,6 +772,8 @@ class _Walker:
             iteration_after_body, self.iteration_fresh = self.iteration_fresh, iteration
             if guarded is not None and guarded[1]:
                 self.env[guarded[0]] = UNKNOWN
+            if numbered is not None and not numbered[1] and statement.orelse is not None:
+                self.env[numbered[0]] = SCALAR  # the `else` of `if not isinstance(value, float):`
             if statement.orelse is not None:
                 if isinstance(statement.orelse, cst.If):
                     self._statement(statement.orelse)
@@ -864,6 +888,9 @@ class _Walker:
             return False if False in modes else None
         if type(expr) is cst.Call and type(expr.func) is cst.IfExp and not expr.args:
             return self._grad_mode(expr.func)  # `(torch.inference_mode if new else torch.no_grad)()`
+        bound = self.unit.bindings.get(expr.value, []) if type(expr) is cst.Name else []
+        if len(bound) == 1 and type(bound[0]) is cst.Call:  # `ctx = torch.no_grad()`, then `with ctx, autocast:`
+            return self._grad_mode(bound[0])
         call = expr if isinstance(expr, cst.Call) else None
         qualified = self.imports.qualify(call.func if call else expr) or ""
         if qualified.startswith("torch."):
@@ -1065,8 +1092,7 @@ class _Walker:
             given = (
                 isinstance(value_expr, cst.Name)
                 and value_expr.value in self._param_names()
-                and not is_label_name(value_expr.value)
-                and not is_input_name(value_expr.value)
+                and not is_data_name(value_expr.value)
             )
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
         if any(_reads_length_of(test, container) for test in self.conditions):
@@ -1108,8 +1134,10 @@ class _Walker:
             return
         if not self.loops and self._detached_each_call(target):
             return  # `self.sums.detach_()`: each call's graph is cut, not chained onto the last one's
-        if not self.grad_enabled:
-            value = value.without_graph()  # arithmetic under `no_grad` records no history
+        if not self.grad_enabled or _through_data(target):
+            # Arithmetic under `no_grad` records no history, and neither does arithmetic on what
+            # `.data` hands out (`self.weight.data -= delta`).
+            value = value.without_graph()
         node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)
@@ -2113,7 +2141,8 @@ class _Walker:
         qualified = self.imports.qualify(call.func)
         if qualified is not None and qualified.startswith("torch.cuda."):
             last = qualified.rsplit(".", 1)[-1]
-            if last in CUDA_SAFE or (last == "autocast" and not _checks_bfloat16(call)):
+            safe = last in CUDA_SAFE or qualified.startswith(CUDA_SAFE_MODULES)
+            if safe or (last == "autocast" and not _checks_bfloat16(call)):
                 return None
             return CudaWork(call, self.unit, f"`{qualified}()`")
         if recv is not None and name == "cuda":

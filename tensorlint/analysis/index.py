@@ -224,6 +224,9 @@ class Unit:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)  # names that live in an enclosing function
     loaders: list[cst.Call] = field(default_factory=list)  # the DataLoader calls that run this in workers
+    # Worker code that no loader of this file runs: what another module's loader would be given
+    # to run it (the dataset class, the collate function; `Project.loaders_elsewhere`).
+    run_elsewhere_as: str | None = None
     # For a method that runs as often as its callers (see `spread_repeating_roles`): where it is called.
     call_sites: list[tuple[cst.Call, Unit]] = field(default_factory=list)
     # A function that a loop over batches calls by name (see `syntax.assign_loop_step_roles`).
@@ -360,6 +363,8 @@ class ModuleIndex:
     concatenated: set[str] = field(default_factory=set)
     # `Name(...)` calls by the called name, with the unit whose own code makes them
     named_calls: dict[str, list[tuple[cst.Call, Unit]]] = field(default_factory=dict)
+    # `ProcessPoolExecutor(initializer=_worker_init)`: functions a process pool runs, not a DataLoader
+    pool_initializers: set[str] = field(default_factory=set)
     # `parser.add_argument("--device", default="cuda")`: each option's default, by its name in the
     # parsed namespace (`args.device`)
     option_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
@@ -415,6 +420,7 @@ class _Indexer:
         self.concatenated: set[str] = set()
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
         self.named_calls: dict[str, list[tuple[cst.Call, Unit]]] = {}
+        self.pool_initializers: set[str] = set()
         self.option_defaults: dict[str, cst.BaseExpression] = {}
         self.lambda_depth = 0  # calls in a lambda are not its unit's own code
         self.lazy_values: set[int] = set()  # `self.x = {}` under `if not hasattr(self, "x")`: creation
@@ -685,6 +691,9 @@ class _Indexer:
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Name and self.class_stack[-1] is None and not self.lambda_depth:
             self.named_calls.setdefault(node.func.value, []).append((node, self.unit))  # in the unit's own code
+        initializer = argument(node, "initializer")
+        if isinstance(initializer, cst.Name):
+            self.pool_initializers.add(initializer.value)
         name = callee_name(node)
         recv = receiver(node)
         if name is None:
@@ -859,6 +868,7 @@ def build_index(
         foreign_managed=indexer.foreign_managed,
         concatenated=indexer.concatenated,
         named_calls=indexer.named_calls,
+        pool_initializers=indexer.pool_initializers,
         option_defaults=indexer.option_defaults,
     )
     for unit in index.units:
@@ -885,6 +895,7 @@ def _spread_worker_role(index: ModuleIndex) -> None:
             if Role.WORKER not in callee.roles:
                 callee.roles[Role.WORKER] = f"`{callee.name}`, called from {caller.roles[Role.WORKER]}"
                 callee.loaders.extend(caller.loaders)
+                callee.run_elsewhere_as = caller.run_elsewhere_as
                 todo.append(callee)
 
 
@@ -1624,23 +1635,25 @@ def _assign_unseen_loader_roles(index: ModuleIndex, in_main_process: set[int]) -
     """A dataset's item methods and collate functions run in DataLoader workers as soon as some
     loader sets `num_workers > 0`, in this file or another: worker code, unless every loader that
     visibly runs them keeps them in the main process."""
-    candidates: list[tuple[Unit, str]] = []
+    candidates: list[tuple[Unit, str, str]] = []  # (unit, why, what a loader is given to run it)
     for cls in index.classes.values():
         if is_dataset_class(index, cls):
             for method in _DATASET_METHODS:
                 node = cls.methods.get(method)
                 if node is not None:
                     why = f"`{cls.name}.{method}`, which DataLoader workers run when `num_workers > 0`"
-                    candidates.append((index.method_units[id(node)], why))
+                    candidates.append((index.method_units[id(node)], why, cls.name))
     for unit in index.units:
         name = unit.name.lower() if isinstance(unit.node, cst.FunctionDef) else ""
         # Given the samples or the worker's id: not `test_collate_checkpoint()`, which pytest runs.
         given = bool(unit.argument_params) and not name.startswith("test")
-        if given and ("collate" in name or "worker_init" in name):
-            candidates.append((unit, f"`{unit.name}`, which DataLoader workers run when `num_workers > 0`"))
-    for unit, why in candidates:
+        if given and ("collate" in name or "worker_init" in name) and unit.name not in index.pool_initializers:
+            why = f"`{unit.name}`, which DataLoader workers run when `num_workers > 0`"
+            candidates.append((unit, why, unit.name))
+    for unit, why, run_as in candidates:
         if Role.WORKER not in unit.roles and id(unit) not in in_main_process:
             unit.roles[Role.WORKER] = why
+            unit.run_elsewhere_as = run_as
 
 
 def is_dataset_class(index: ModuleIndex, cls: ClassInfo) -> bool:

@@ -127,6 +127,7 @@ class Project:
         self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
         self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
         self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
+        self._loaders: dict[Path, dict[str, list[bool]]] = {}  # file -> `loaders_in`
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -217,6 +218,32 @@ class Project:
                 if calls is None:
                     return [False]  # never turns gradients off, or cannot be read: called with them on
                 found += calls[name]
+            return found
+        return []
+
+    def loaders_elsewhere(self, importer: Path, name: str) -> list[bool]:
+        """For each DataLoader in the other modules of the importer's project that visibly runs
+        `name` (built over an instance of the dataset class so named, or given the function so
+        named as `collate_fn`/`worker_init_fn`), whether it has workers (see `loaders_in`). The
+        same modules are read as for `calls_under_no_grad`."""
+        root = self._root(importer)
+        if root is None:
+            return []
+        here = importer.resolve()
+        for folder in dict.fromkeys((root, self._folder(importer))):
+            scan = self._scan_of(folder)
+            if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
+                continue
+            self.loaded.add(scan.folder)  # a loader added there later changes the answer
+            found: list[bool] = []
+            for path in scan.calling("DataLoader"):
+                # It names the class (or function) and the module it is imported from.
+                if path == here or not (self._names(path, name) and self._names(path, here.stem)):
+                    continue
+                if path not in self._loaders:
+                    self._loaders[path] = loaders_in(self._text(path))
+                self.loaded.add(path)
+                found += self._loaders[path].get(name, [])
             return found
         return []
 
@@ -488,6 +515,62 @@ def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
                 found.setdefault(name, []).append(quiet)
         stack += [(child, quiet) for child in ast.iter_child_nodes(node)]
     return found
+
+
+def loaders_in(source: str) -> dict[str, list[bool]]:
+    """The DataLoaders the source builds, by what they run, where the source does not define it
+    (imported): the class of the dataset (`DataLoader(Points(root), ...)`, or `ds = Points(root)`
+    earlier in the same function), the functions given as `collate_fn` and `worker_init_fn`; per
+    loader, whether it has workers (`num_workers` given, and not a literal 0). Python's parser;
+    empty when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, list[bool]] = {}
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        nodes = list(_own_nodes(scope))
+        built = {
+            target.id: called
+            for node in nodes
+            if isinstance(node, ast.Assign) and (called := _called_name(node.value)) is not None
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for call in nodes:
+            if not isinstance(call, ast.Call) or _called_name(call) != "DataLoader":
+                continue
+            keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+            workers = keywords.get("num_workers", call.args[5] if len(call.args) > 5 else None)
+            has_workers = workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0)
+            dataset = keywords.get("dataset", call.args[0] if call.args else None)
+            runs = [built.get(dataset.id) if isinstance(dataset, ast.Name) else _called_name(dataset)]
+            runs += [_last_name(keywords.get(k)) for k in ("collate_fn", "worker_init_fn")]
+            for name in runs:
+                if name is not None and name not in defined:  # a class of its own is another one
+                    found.setdefault(name, []).append(has_workers)
+    return found
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a module's or function's own code, not of the functions and classes it defines."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack += ast.iter_child_nodes(node)
+
+
+def _called_name(expr: ast.expr | None) -> str | None:
+    """`Points` of `Points(root)` and of `data.Points(root)`."""
+    return _last_name(expr.func) if isinstance(expr, ast.Call) else None
+
+
+def _last_name(expr: ast.expr | None) -> str | None:
+    return expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
 
 
 def _grad_mode(expr: ast.expr) -> bool | None:

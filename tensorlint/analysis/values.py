@@ -222,6 +222,8 @@ _NON_TENSOR_METHODS = frozenset(
         "keys",  # a dict's (or a TensorDict's) keys: names, not tensors
     ]
 )
+# Of those, the ones that give a number whatever has them (a tensor, an array, a queue's `size()`).
+_SHAPE_METHODS = frozenset(["size", "dim", "numel", "nelement", "ndimension", "stride", "element_size"])
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
 _TENSOR_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
 # What torch.nn's layers name their parameters.
@@ -363,6 +365,16 @@ def is_input_name(name: str) -> bool:
 
 
 _INPUT_NAMES = frozenset(["input", "inputs", "batch", "batches", "data", "sample", "samples", "images"])
+
+
+def is_data_name(name: str) -> bool:
+    """A parameter named for what a step is given by the data, or for integer indices
+    (`pred_index_mat`, `token_ids`): what a per-step method is handed under such a name has no
+    graph, where a model's output would."""
+    return is_label_name(name) or is_input_name(name) or bool(set(name.lower().split("_")) & _INDEX_WORDS)
+
+
+_INDEX_WORDS = frozenset(["index", "indices", "idx", "ids"])
 
 
 def on_the_device(value: Value) -> bool:
@@ -547,7 +559,9 @@ def _join(values: object) -> Value:
 
 
 def _arithmetic(operands: Value, scope: Scope) -> Value:
-    return _derived(operands, scope) if operands.tensor else UNKNOWN
+    if operands.tensor:
+        return _derived(operands, scope)
+    return SCALAR if operands.scalar else UNKNOWN  # `out.size(0) / x.size(0)`: numbers only
 
 
 def _derived(inputs: Value, scope: Scope) -> Value:
@@ -1025,8 +1039,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
         return _moved(_derived(recv, scope), name, call, scope)
     if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
         return TENSOR  # only tensors have .detach(); `.to(device, non_blocking=True)` moves a batch
-    if name in ("item", "tolist"):
-        return SCALAR
+    if name in ("item", "tolist") or name in _SHAPE_METHODS:
+        return SCALAR  # `out.size(0) / x.size(0)` of a value not known to be a tensor: a number all the same
     if name in ("values", "items") and recv.graph:
         return _derived(recv, scope)
     return None

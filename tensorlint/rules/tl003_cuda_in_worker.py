@@ -134,7 +134,7 @@ class CudaInWorker(Rule):
     def check(self, facts: Facts) -> Iterator[Report]:
         for work in facts.cuda_work:
             worker = work.unit.worker_unit()
-            if worker is None:
+            if worker is None or _main_process_elsewhere(facts, worker):
                 continue
             yield Report(
                 work.node,
@@ -144,6 +144,16 @@ class CudaInWorker(Rule):
                 "(`pin_memory=True`)",
                 _fix(work, worker),
             )
+
+
+def _main_process_elsewhere(facts: Facts, worker: Unit) -> bool:
+    """Worker code that this file builds no loader for, where the project's other modules build
+    loaders over it and none of them has workers (`DataLoader(RandomNoiseDataset(shape))` in the
+    script beside the dataset's module)."""
+    if worker.run_elsewhere_as is None or facts.project is None or facts.path is None:
+        return False
+    loaders = facts.project.loaders_elsewhere(facts.path, worker.run_elsewhere_as)
+    return bool(loaders) and not any(loaders)
 
 
 def _fix(work: CudaWork, worker: Unit) -> NodeFix | None:
