@@ -346,7 +346,7 @@ class _Walker:
         plain = summary.elements_plain if elements else (summary.returns_plain,)
         if given_graph is None or plain is None:
             return None
-        if any(a.graph for a in args):
+        if any(a.graph or a.requires_grad for a in args):  # (what it computes from a leaf has a graph)
             # The helper's parameter names mean nothing here: a graph kept comes from this call's arguments.
             given = frozenset().union(*(a.sources for a in args))
             results = tuple(
@@ -429,7 +429,7 @@ class _Walker:
         return {
             params[position]
             for position, arg in arguments_by_position(call, target).items()
-            if position < len(params) and evaluate(arg, self).graph
+            if position < len(params) and ((value := evaluate(arg, self)).graph or value.requires_grad)
         }
 
     def _callee_unit(

@@ -933,12 +933,14 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
     if namespace in _TENSOR_NAMESPACES and last[:1].islower() and not _torch_non_tensor(last):
         if last in _NO_GRAPH_METHODS:
             return TENSOR  # `torch.argmax(p, 1)`, `torch.bincount(idx)`, `torch.eq(a, b)`: integers or booleans
-        if last in _FACTORIES and not _given_a_device(call) and not _requires_grad(call):
+        if _requires_grad(call):  # a leaf: what is computed from it carries a graph, it has none
+            return Value(tensor=True, requires_grad=True, host=last in _FACTORIES and not _given_a_device(call))
+        if last in _FACTORIES and not _given_a_device(call):
             return Value(tensor=True, host=True)  # made with no device given: in host memory
         args = _join(evaluate(arg.value, scope) for arg in call.args)
         if last in _TORCH_SHAPED_LIKE:
             args = Value(tensor=True)  # `torch.zeros_like(x)` takes x's shape, not its history
-        return _derived(args.join(Value(graph=_requires_grad(call))), scope)
+        return _derived(args, scope)
     return None
 
 
@@ -956,7 +958,7 @@ def _given_a_device(call: cst.Call) -> bool:
 
 
 def _requires_grad(call: cst.Call) -> bool:
-    """`torch.zeros(3, requires_grad=True)`: a leaf whose results carry a graph."""
+    """`torch.zeros(3, requires_grad=True)`: a leaf, whose results carry a graph."""
     flag = argument(call, "requires_grad")
     return isinstance(flag, cst.Name) and flag.value == "True"
 
@@ -1028,6 +1030,11 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
             return _module_output(recv, args, scope)
         return UNKNOWN
+    if name == "requires_grad_":
+        # `buf.view(shape).requires_grad_()` makes a leaf of a tensor the code received or
+        # gathered (on a tensor with history it would change nothing): no graph behind it.
+        off = bool(call.args) and type(arg := call.args[0].value) is cst.Name and arg.value == "False"
+        return Value(tensor=True, requires_grad=not off, host=recv.host)
     if recv.tensor:
         key = string_value(call.args[0].value) if name == "get" and call.args else None
         if name in _NON_TENSOR_METHODS or names_a_count(name) or (key is not None and names_a_count(key)):
