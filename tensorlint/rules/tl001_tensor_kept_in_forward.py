@@ -139,7 +139,10 @@ class TensorKeptInForward(Rule):
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
     file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
-    and parameters written in place, Python numbers (`h.item()`), local lists (other than a
+    and parameters written in place, Python numbers (`h.item()`), integer indices that a metric's
+    `update` is given under a name that says so (`pred_index_mat`, `token_ids`), the input a
+    `forward` writes its output back into and returns (`batch.x = torch.cat([x, batch.x])` in
+    `forward(self, batch)`: the caller drops it with the batch), local lists (other than a
     loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument that every caller passes a fixed label, `activation[name] = output` in a hook factory) or takes a few values over a run (a

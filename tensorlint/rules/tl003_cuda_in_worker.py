@@ -30,7 +30,8 @@ class CudaInWorker(Rule):
     or `Collator(device)` after `device = "cuda"` gives, or after `device = torch.device(args.device)`
     where `parser.add_argument("--device", default="cuda")`; a parameter that `functools.partial`
     binds to a CUDA device; a `device: str = "cuda"` default), and `torch.cuda.*` calls other than
-    seeding, queries and autocast (unless it asks for bfloat16).
+    seeding, queries, NVTX ranges (`torch.cuda.nvtx.range_push`: a profiler's marks on the host)
+    and autocast (unless it asks for bfloat16).
 
     ## Why is this bad?
     With `num_workers > 0` this code runs in separate processes. Under the `fork` start method
@@ -42,7 +43,11 @@ class CudaInWorker(Rule):
     advise against returning CUDA tensors from workers and recommend `pin_memory=True`.
 
     Not reported: code that every loader visibly running it keeps in the main process
-    (`num_workers` absent or a literal `0`), a helper's `device="cuda"` default when every call
+    (`num_workers` absent or a literal `0`; for a dataset or collate function whose file builds no
+    loader, the loaders that the project's other modules build over it, where they import it from
+    that file: `DataLoader(RandomNoiseDataset(shape))` in the script beside it), a function named
+    like `worker_init` that the file passes to a process pool instead
+    (`ProcessPoolExecutor(initializer=_worker_init)`), a helper's `device="cuda"` default when every call
     of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`
     from a dataset whose device defaults to the CPU), `.to(dtype)`, `.to("cpu")`,
     `torch.cuda.manual_seed`, and `torch.cuda.amp.autocast()` disabled or in float16: it only sets

@@ -143,7 +143,9 @@ class GraphAccumulatedInLoop(Rule):
     Not reported: code under `torch.no_grad()` or `torch.inference_mode()` (context or
     decorator, also a decorator of the project that applies one: a factory whose `decorate(fn)`
     returns `torch.inference_mode()(fn)`, a wrapper that calls `fn` inside `with torch.no_grad():`;
-    also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
+    one of a package the project does not show, named for it: `@smart_inference_mode()`,
+    `@StaticCaptureEvaluateNoGrad(model=model)`; a context held in a name, `ctx = torch.no_grad()`
+    then `with ctx, autocast:`; also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
     and a function or method whose every call in the file runs under them, or in a Lightning
     module's `validation_step`/`test_step`, up to two callers up: `with
     torch.no_grad(): pred = model.inference(g, x)`; for one with a loop that its file never
@@ -152,7 +154,11 @@ class GraphAccumulatedInLoop(Rule):
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
     are given (`float(val)`, `val.item()`, also after an `isinstance(val, torch.Tensor)` test, and
-    what they keep only where a test makes the value a Python number: `if type(v) == float:`) or calls that pass `loss.item()`, items written into a
+    what they keep only where a test makes the value a Python number: `if type(v) == float:`, the
+    `else` of `if not isinstance(v, float):`) or calls that pass `loss.item()`, arithmetic on a
+    weight's `.data` (`self.weight.data -= delta`: no history is recorded), ratios of sizes
+    (`out.size(0) / x.size(0)`), leaves (`torch.empty(shape, requires_grad=True)`, or
+    `.requires_grad_()`: a pipeline stage's received buffers), items written into a
     NumPy array (`self.q_values[i] = ...` with `np.zeros(n)`: NumPy stores a number), per-layer outputs collected in
     `forward` or in a loop over modules, values carried from one iteration to the next
     (`h = cell(x, h)`) in a loop that does not feed data (one graph unrolled over time steps;

@@ -45,7 +45,9 @@ class GraphKeptOnSelf(Rule):
     another method of the class, state that the call reads before it writes it (a streaming cache
     or recurrent state handed to the next call: `x = cat([self.cache, x]); self.cache = x`, whose
     graph chaining is [TL004](TL004.md)'s), optional arguments kept as given (`self.mask = mask`
-    for `forward(self, x, mask=None)`: inputs, not activations), non-tensors, parameters and buffers updated in place
+    for `forward(self, x, mask=None)`: inputs, not activations), the input a `forward` writes its
+    output back into and returns (`batch.x = self.conv(batch.x)` in `forward(self, batch)`, as
+    GraphGym's layers do: the call's own data, not state), non-tensors, parameters and buffers updated in place
     (`self.running_mean.copy_(...)`), gradients in tensor or backward hooks, and slots of
     dicts (`self.cache["h"] = h`).
 
