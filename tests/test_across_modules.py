@@ -950,3 +950,53 @@ def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path)
     dataset.write_text(NOISE_DATASET, encoding="utf-8")
     (tmp_path / "workload.py").write_text(WORKLOAD.replace("RandomNoiseDataset", "OtherDataset"), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]
+
+
+EQUALIZED = """\
+import torch
+
+
+class ScaledLR:
+    @staticmethod
+    def apply(module, lr_mul):
+        module.register_buffer("weight_scale", torch.tensor(lr_mul))
+        module.lr_mul = module.weight_scale
+"""
+
+GATHERED_LOSS = """\
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+class GatherLayer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        output = [torch.zeros_like(input) for _ in range(dist.get_world_size())]
+        dist.all_gather(output, input)
+        return tuple(output)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return torch.stack(grads).sum(0)
+
+
+class InfoNCELoss(nn.Module):
+    def forward(self, features_a, features_b):
+        return self._forward_single_direction(features_a, features_b)
+
+    def _forward_single_direction(self, features_a, features_b):
+        gathered = torch.cat(GatherLayer.apply(features_b))
+        return (features_a @ gathered.t()).logsumexp(-1).mean()
+"""
+
+
+def test_a_method_of_a_class_of_the_file_is_not_guessed_from_another_module(tmp_path: Path) -> None:
+    """`GatherLayer.apply(x)` runs torch's `Function.apply`: not the `apply` that another module's
+    class defines, which sets attributes on what it is given."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "equalized.py").write_text(EQUALIZED, encoding="utf-8")
+    loss = tmp_path / "info_nce.py"
+    loss.write_text(GATHERED_LOSS, encoding="utf-8")
+    found = lint_source(loss.read_text(encoding="utf-8"), str(loss), codes={"TL001", "TL018"}, project=Project())
+    assert [(f.location.row, f.code) for f in found] == []

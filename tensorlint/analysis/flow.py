@@ -482,8 +482,10 @@ class _Walker:
         if method_name.startswith("__"):
             return None
         dotted = dotted_name(owner)
-        if dotted is None or self.imports.qualify(owner) is not None:
-            return None  # `super().forward(x)`, `F.relu(x)`: not an object the caller passes
+        if dotted is None or self.imports.qualify(owner) is not None or dotted in self.index.classes:
+            # `super().forward(x)`, `F.relu(x)`: not an object the caller passes; nor a class of
+            # this file, `GatherLayer.apply(x)`, whose methods are its own or its bases'
+            return None
         if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS:
             word = dotted.rsplit(".", 1)[-1].rsplit("_", 1)[-1].lower()
             named = [cls for cls in self.index.classes.values() if class_word(cls.name) == word]
