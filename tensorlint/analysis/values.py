@@ -288,7 +288,7 @@ _PARAMETER_FREE = frozenset(
      "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
      "ReplicationPad2d", "ReplicationPad3d", "ChannelShuffle"]
 )  # fmt: skip
-_BUILTIN_REDUCTIONS = frozenset(["sum", "max", "min", "abs"])
+_BUILTIN_REDUCTIONS = frozenset(["sum", "abs"])
 _COPYING_BUILTINS = frozenset(["dict", "list", "tuple", "sorted", "reversed"])
 _NON_TENSOR_BUILTINS = frozenset(["float", "int", "bool", "str", "len", "round", "repr", "format", "id", "hash"])
 
@@ -656,6 +656,9 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if recv is None and isinstance(call.func, cst.Name):
         if name in _NON_TENSOR_BUILTINS:
             return SCALAR
+        if name in ("max", "min"):
+            # One of its arguments, as it was (`max(0, alpha)` adds no history to a leaf); not its `key=`.
+            return _join(a for arg, a in zip(call.args, args, strict=True) if arg.keyword is None)
         if name in _BUILTIN_REDUCTIONS:
             return _arithmetic(_join(args), scope)
         if name in _COPYING_BUILTINS:
@@ -1030,7 +1033,7 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
             return _module_output(recv, args, scope)
         return UNKNOWN
-    if name == "requires_grad_":
+    if name == "requires_grad_" and recv.tensor:  # (a module's returns the module)
         # `buf.view(shape).requires_grad_()` makes a leaf of a tensor the code received or
         # gathered (on a tensor with history it would change nothing): no graph behind it.
         off = bool(call.args) and type(arg := call.args[0].value) is cst.Name and arg.value == "False"
