@@ -1084,25 +1084,47 @@ def first_iteration_calls(caller: Unit) -> set[int]:
 
 
 def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bool:
-    """`if flag:` (a local name) whose block sets the flag to `False`, `None` or 0, and that no
-    loop around it sets otherwise (`dirty = True` or `stale += 1` per batch would make it run on
+    """`if flag:` (a local name) whose block sets the flag to `False`, `None` or 0, or `if not
+    loaded:` (`loaded is False`, `model is None`) whose block sets it to anything else, and that
+    no loop around it sets back (`dirty = True` or `stale += 1` per batch would make it run on
     many batches)."""
-    if not isinstance(node.test, cst.Name):
+    flag, negated = _flag_tested(node.test)
+    if flag is None:
         return False
-    flag = node.test.value
-    clears = sets = False
+    ends = again = False
     for inner in (inner for loop in loops for inner in walk(loop, into_functions=False)):
         if isinstance(inner, cst.AugAssign) and isinstance(inner.target, cst.Name) and inner.target.value == flag:
-            sets = True
+            again = True
         elif isinstance(inner, cst.Assign) and any(
             isinstance(t.target, cst.Name) and t.target.value == flag for t in inner.targets
         ):
             cleared = (isinstance(inner.value, cst.Name) and inner.value.value in ("False", "None")) or (
                 isinstance(inner.value, cst.Integer) and inner.value.value == "0"
             )
-            clears = clears or (cleared and contains(node.body, inner))
-            sets = sets or not cleared
-    return clears and not sets
+            if cleared != negated:  # what the block must do for the test to fail from then on
+                ends = ends or contains(node.body, inner)
+            else:
+                again = True
+    return ends and not again
+
+
+def _flag_tested(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """The local name an `if` tests, and whether the test is that it is unset: `flag`, `not
+    flag`, `flag is False`, `flag is None`, `flag == False`."""
+    if isinstance(test, cst.Name):
+        return test.value, False
+    if (
+        isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and isinstance(test.expression, cst.Name)
+    ):
+        return test.expression.value, True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        compared = test.comparisons[0]
+        value = compared.comparator.value if isinstance(compared.comparator, cst.Name) else None
+        if isinstance(compared.operator, (cst.Is, cst.Equal)) and value in ("False", "None", "True"):
+            return test.left.value, value != "True"
+    return None, False
 
 
 def _own_methods_called(caller: Unit, body: cst.CSTNode) -> list[cst.FunctionDef]:

@@ -13,6 +13,7 @@ from tensorlint.analysis import (
     Unit,
     argument,
     callee_name,
+    first_iteration_calls,
     own_nodes,
     placed,
     receiver,
@@ -56,7 +57,8 @@ class TorchLoadWithoutMapLocation(Rule):
     per epoch or per run (in a loop around the loop over batches) or once per loop (in a block that
     leaves it: `if stopper.stop(): model.load_state_dict(torch.load(best)); break`), or once
     (at module level, in `__init__`, before the loop, behind `if self.x is None:`,
-    `if step == 0:` or a flag its block clears: `if restore: self.restore(); restore = False`),
+    `if step == 0:` or a flag its block clears: `if restore: self.restore(); restore = False`, or
+    sets: `if loaded is False: ...; loaded = True`),
     loads in pytest tests (a `test_` function is not a collate function, whatever its name says), loads of in-memory buffers (`io.BytesIO`), and loads whose content the
     code does not show to be a checkpoint or GPU tensors, such as per-sample feature files read in
     `__getitem__`: most are saved from the CPU (the one such load in 60 training repositories,
@@ -197,7 +199,7 @@ def _repeats(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> tuple[st
     worker = unit.worker_unit()
     if worker is not None:
         return f"in {worker.roles[Role.WORKER]}", _IN_WORKERS
-    if id(call) in run_once_calls(unit) or _on_one_iteration(unit, call):
+    if id(call) in run_once_calls(unit) | first_iteration_calls(unit) or _on_one_iteration(unit, call):
         return None
     if step_loop(call, place, unit, facts.imports) is not None:
         return "in this loop over batches", _ON_EVERY_CALL
