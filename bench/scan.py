@@ -6,8 +6,8 @@
 `bench/repos.csv` pins each repository (repo,commit,url,domain). `materialise` writes the
 `.py` and `.ipynb` files of each pinned commit, with the `pyproject.toml` and `setup.cfg` files
 and an empty `.git` folder at the top that mark project roots as in a checkout, into
-DIR/<owner>+<name>/ (default
-`$TENSORLINT_BENCH_DIR/repos`, else `~/.cache/tensorlint-bench/repos`), from the local mirror
+DIR/<owner>+<name>/ (default `$TENSORLINT_BENCH_DIR/repos`, else
+`~/.cache/tensorlint-bench/repos`), from the local mirror
 `/work/.mirror/<owner>+<name>` when there is one, else from a blob-less clone of the url; a
 repository already there at its commit is skipped. Nothing fetched is committed.
 
