@@ -198,54 +198,56 @@ class Project:
         function, its module. The whole project is read up to `_MAX_SCANNED_FOR_CALLS` modules,
         else the importer's folder (a repository of examples has a `SAGE.inference` in each):
         reading more costs more than a file's check."""
-        root = self._root(importer)
-        if root is None:
+        scan = self._scan_for_calls(importer)
+        if scan is None:
             return []
         here = importer.resolve()
-        for folder in dict.fromkeys((root, self._folder(importer))):
-            scan = self._scan_of(folder)
-            if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
+        found: list[bool] = []
+        for path in scan.calling(name):
+            if path == here or not self._names(path, owner or here.stem):
                 continue
-            self.loaded.add(scan.folder)  # a caller added there later changes the answer
-            found: list[bool] = []
-            for path in scan.calling(name):
-                if path == here or not self._names(path, owner or here.stem):
-                    continue
-                calls = self._grad_free_calls(path)
-                if calls is not None and name not in calls:
-                    continue  # the text scan's match is no call (a string, a comment)
-                self.loaded.add(path)
-                if calls is None:
-                    return [False]  # never turns gradients off, or cannot be read: called with them on
-                found += calls[name]
-            return found
-        return []
+            calls = self._grad_free_calls(path)
+            if calls is not None and name not in calls:
+                continue  # the text scan's match is no call (a string, a comment)
+            self.loaded.add(path)
+            if calls is None:
+                return [False]  # never turns gradients off, or cannot be read: called with them on
+            found += calls[name]
+        return found
 
     def loaders_elsewhere(self, importer: Path, name: str) -> list[bool]:
         """For each DataLoader in the other modules of the importer's project that visibly runs
         `name` (built over an instance of the dataset class so named, or given the function so
         named as `collate_fn`/`worker_init_fn`), whether it has workers (see `loaders_in`). The
         same modules are read as for `calls_under_no_grad`."""
-        root = self._root(importer)
-        if root is None:
+        scan = self._scan_for_calls(importer)
+        if scan is None:
             return []
         here = importer.resolve()
+        found: list[bool] = []
+        for path in scan.calling("DataLoader"):
+            # It names the class (or function) and the module it is imported from.
+            if path == here or not (self._names(path, name) and self._names(path, here.stem)):
+                continue
+            if path not in self._loaders:
+                self._loaders[path] = loaders_in(self._text(path))
+            self.loaded.add(path)
+            found += self._loaders[path].get(name, [])
+        return found
+
+    def _scan_for_calls(self, importer: Path) -> _Scan | None:
+        """The modules that `calls_under_no_grad` and `loaders_elsewhere` read: the whole project
+        up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder; None without a root
+        marker. The result depends on the scanned folder's list of modules (the result cache)."""
+        root = self._root(importer)
+        if root is None:
+            return None
         for folder in dict.fromkeys((root, self._folder(importer))):
             scan = self._scan_of(folder)
-            if scan is None or len(scan.modules) > _MAX_SCANNED_FOR_CALLS:
-                continue
-            self.loaded.add(scan.folder)  # a loader added there later changes the answer
-            found: list[bool] = []
-            for path in scan.calling("DataLoader"):
-                # It names the class (or function) and the module it is imported from.
-                if path == here or not (self._names(path, name) and self._names(path, here.stem)):
-                    continue
-                if path not in self._loaders:
-                    self._loaders[path] = loaders_in(self._text(path))
-                self.loaded.add(path)
-                found += self._loaders[path].get(name, [])
-            return found
-        return []
+            if scan is not None and len(scan.modules) <= _MAX_SCANNED_FOR_CALLS:
+                self.loaded.add(scan.folder)  # a module added there later changes the answer
+                return scan
+        return None
 
     def _names(self, path: Path, word: str) -> bool:
         """Whether the module's text holds `word` as a whole word (once per module and word)."""
