@@ -4,8 +4,8 @@
     python bench/scan.py run [--dest DIR] [--out FILE]
 
 `bench/repos.csv` pins each repository (repo,commit,url,domain). `materialise` writes the
-`.py` and `.ipynb` files of each pinned commit, with the `pyproject.toml` and `setup.cfg` files
-and an empty `.git` folder at the top that mark project roots as in a checkout, into
+`.py` and `.ipynb` files of each pinned commit, with its `pyproject.toml` and `setup.cfg` files
+(at any depth) and an empty `.git` folder at the top, which mark project roots as in a checkout, into
 DIR/<owner>+<name>/ (default `$TENSORLINT_BENCH_DIR/repos`, else
 `~/.cache/tensorlint-bench/repos`), from the local mirror
 `/work/.mirror/<owner>+<name>` when there is one, else from a blob-less clone of the url; a
@@ -87,7 +87,7 @@ def mirror_git_dir(repo: Repo) -> Path | None:
 
 
 def extract(git_dir: Path, commit: str, target: Path) -> int:
-    """Write the commit's regular .py/.ipynb files under target (`ls-tree` + `cat-file --batch`, so
+    """Write the commit's regular .py/.ipynb files (and its root markers) under target (`ls-tree` + `cat-file --batch`, so
     that blobs absent from a partial mirror only cost those files); returns how many were written."""
     git = ["git", "--git-dir", str(git_dir)]
     listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout

@@ -931,7 +931,8 @@ def make_loaders(shape, batch_size):
 
 
 @pytest.mark.parametrize(
-    ("workers", "expected"), [("0", []), ("4", [(16, "TL003")]), ("args.workers", [(16, "TL003")])]
+    ("workers", "expected"),
+    [("0", []), ("4", [(16, "TL003")]), ("args.workers", [(16, "TL003")]), ("0, **loader_kwargs", [(16, "TL003")])],
 )
 def test_cuda_dataset_whose_loaders_another_module_builds(tmp_path: Path, workers: str, expected: list) -> None:
     """The dataset's module builds no loader: a library's dataset is reported, unless the modules
@@ -942,6 +943,34 @@ def test_cuda_dataset_whose_loaders_another_module_builds(tmp_path: Path, worker
     dataset.write_text(NOISE_DATASET, encoding="utf-8")
     (tmp_path / "workload.py").write_text(WORKLOAD.format(workers=workers), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == expected
+
+
+DATAMODULE = """\
+from torch.utils.data import DataLoader
+
+from dataset import RandomNoiseDataset
+
+
+class NoiseData:
+    def setup(self, shape):
+        self.train_set = RandomNoiseDataset(shape)
+
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=32, num_workers=8)
+
+    def val_dataloader(self):
+        return DataLoader(RandomNoiseDataset((4, 4)), batch_size=32)
+"""
+
+
+def test_cuda_dataset_also_loaded_over_an_attribute_with_workers(tmp_path: Path) -> None:
+    """A loader over `self.train_set`, which the module does not construct there, may run the
+    dataset with workers: the worker-free loader beside it does not settle it."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    dataset = tmp_path / "dataset.py"
+    dataset.write_text(NOISE_DATASET, encoding="utf-8")
+    (tmp_path / "datamodule.py").write_text(DATAMODULE, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]
 
 
 def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path) -> None:

@@ -323,9 +323,10 @@ class Facts:
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
             parameter = expr.value.value in {p.name.value for p in unit.params}
-            if owner is unit and parameter and is_input_name(expr.value.value):
-                # `batch.x = layer(batch.x)` in `forward(self, batch)`: the call's own input, which
-                # carries its output back to the caller; the caller drops it with the batch.
+            if owner is unit and parameter and is_input_name(expr.value.value) and _returns(unit, expr.value.value):
+                # `batch.x = layer(batch.x); return batch` in `forward(self, batch)`: the call's own
+                # input, which carries its output back to the caller. (One that is not returned may
+                # be the same object every call: a full-batch graph.)
                 return "local", None
             if owner is not unit or parameter:
                 values = self.index.foreign_attributes.get(expr.attr.value, [])
@@ -377,6 +378,11 @@ class Facts:
             return "managed"
         values = [v for cls in classes for v, _ in cls.attribute_values.get(attribute, [])]
         return _kind_of(self.imports, [*values, *self.index.foreign_attributes.get(attribute, [])])
+
+
+def _returns(unit: Unit, name: str) -> bool:
+    """Whether the function returns the name itself (`return batch`)."""
+    return any(type(node.value) is cst.Name and node.value.value == name for node, _ in placed(unit, cst.Return))
 
 
 def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -586,7 +586,17 @@ class _Walker:
         if self._grad_mode(decorator) is False:
             return True
         wrapping = self._wrapping_grad_mode(decorator)
-        return wrapping is False or (wrapping is None and _named_for_no_grad(decorator, self.imports))
+        if wrapping is not None:
+            return not wrapping
+        return not self._decorator_function_shown(decorator) and _named_for_no_grad(decorator, self.imports)
+
+    def _decorator_function_shown(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator that is a function the project shows: what it does is read, not guessed
+        from its name (`@warn_if_no_grad`). A class used as one is not read (its `__call__`)."""
+        if type(decorator) is cst.Name:
+            return self.unit.lookup_def(decorator.value) is not None
+        found = self._callee_unit(decorator) if type(decorator) is cst.Call else None
+        return found is not None and isinstance(found[1].node, cst.FunctionDef) and found[1].name != "__init__"
 
     def _wrapping_grad_mode(self, decorator: cst.BaseExpression) -> bool | None:
         """The mode a decorator of the project sets around the function: `@smart_inference_mode()`,

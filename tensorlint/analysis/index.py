@@ -897,6 +897,8 @@ def _spread_worker_role(index: ModuleIndex) -> None:
                 callee.loaders.extend(caller.loaders)
                 callee.run_elsewhere_as = caller.run_elsewhere_as
                 todo.append(callee)
+            elif callee.run_elsewhere_as != caller.run_elsewhere_as:
+                callee.run_elsewhere_as = None  # run for two callers: the loaders of one say nothing of the other
 
 
 def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -> None:
@@ -1093,6 +1095,8 @@ def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bo
         return False
     ends = again = False
     for inner in (inner for loop in loops for inner in walk(loop, into_functions=False)):
+        if negated and _binds_otherwise(inner, flag):
+            again = True  # `for ckpt in ...`, `ckpt, meta = ...`, `with open(p) as ckpt:`
         if isinstance(inner, cst.AugAssign) and isinstance(inner.target, cst.Name) and inner.target.value == flag:
             again = True
         elif isinstance(inner, cst.Assign) and any(
@@ -1101,11 +1105,27 @@ def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bo
             cleared = (isinstance(inner.value, cst.Name) and inner.value.value in ("False", "None")) or (
                 isinstance(inner.value, cst.Integer) and inner.value.value == "0"
             )
-            if cleared != negated:  # what the block must do for the test to fail from then on
-                ends = ends or contains(node.body, inner)
+            if not negated:
+                ends = ends or (cleared and contains(node.body, inner))
+                again = again or not cleared
+            elif not cleared and contains(node.body, inner):
+                ends = True  # `loaded = True` in the block
             else:
-                again = True
+                again = True  # `ckpt = paths.get(step)` each iteration may unset it again
     return ends and not again
+
+
+def _binds_otherwise(node: cst.CSTNode, name: str) -> bool:
+    """A binding of `name` other than `name = value`: a loop's target, unpacking, `as`."""
+    if isinstance(node, cst.For):
+        target: cst.BaseExpression | None = node.target
+    elif isinstance(node, cst.AsName):
+        target = node.name
+    elif isinstance(node, cst.Assign):
+        target = next((t.target for t in node.targets if not isinstance(t.target, cst.Name)), None)
+    else:
+        return False
+    return target is not None and name in {n.value for n in walk(target) if isinstance(n, cst.Name)}
 
 
 def _flag_tested(test: cst.BaseExpression) -> tuple[str | None, bool]:

@@ -232,7 +232,9 @@ class Project:
             if path not in self._loaders:
                 self._loaders[path] = loaders_in(self._text(path))
             self.loaded.add(path)
-            found += self._loaders[path].get(name, [])
+            loaders = self._loaders[path]
+            # A loader over a dataset the module does not name there may run this one too.
+            found += loaders.get(name, []) + [True for workers in loaders.get(UNNAMED, []) if workers]
         return found
 
     def _scan_for_calls(self, importer: Path) -> _Scan | None:
@@ -519,12 +521,16 @@ def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
     return found
 
 
+UNNAMED = "?"  # `loaders_in`: what a loader over a dataset the code does not construct there runs
+
+
 def loaders_in(source: str) -> dict[str, list[bool]]:
     """The DataLoaders the source builds, by what they run, where the source does not define it
     (imported): the class of the dataset (`DataLoader(Points(root), ...)`, or `ds = Points(root)`
-    earlier in the same function), the functions given as `collate_fn` and `worker_init_fn`; per
-    loader, whether it has workers (`num_workers` given, and not a literal 0). Python's parser;
-    empty when the source does not parse."""
+    bound last before it in the same function; `UNNAMED` for a dataset it does not construct
+    there, `self.train_set`), the functions given as `collate_fn` and `worker_init_fn`; per
+    loader, whether it has workers (`num_workers` given and not a literal 0, or `**kwargs`, which
+    may give it). Python's parser; empty when the source does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
@@ -534,21 +540,31 @@ def loaders_in(source: str) -> dict[str, list[bool]]:
     scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
         nodes = list(_own_nodes(scope))
-        built = {
-            target.id: called
+        bindings = sorted(  # (position, name, what builds it), in the order of the source
+            ((node.lineno, node.col_offset), target.id, _called_name(node.value))
             for node in nodes
-            if isinstance(node, ast.Assign) and (called := _called_name(node.value)) is not None
+            if isinstance(node, ast.Assign)
             for target in node.targets
             if isinstance(target, ast.Name)
-        }
+        )
         for call in nodes:
             if not isinstance(call, ast.Call) or _called_name(call) != "DataLoader":
                 continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
             workers = keywords.get("num_workers", call.args[5] if len(call.args) > 5 else None)
-            has_workers = workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0)
+            unseen = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+            has_workers = unseen or (
+                workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0)
+            )
             dataset = keywords.get("dataset", call.args[0] if call.args else None)
-            runs = [built.get(dataset.id) if isinstance(dataset, ast.Name) else _called_name(dataset)]
+            if isinstance(dataset, ast.Name):  # the binding of the name last before the loader
+                before = [
+                    built for at, name, built in bindings if name == dataset.id and at < (call.lineno, call.col_offset)
+                ]
+                runs = [before[-1] if before else None]
+            else:
+                runs = [_called_name(dataset)]
+            runs = [run if run is not None else UNNAMED for run in runs]  # `DataLoader(self.train_set)`
             runs += [_last_name(keywords.get(k)) for k in ("collate_fn", "worker_init_fn")]
             for name in runs:
                 if name is not None and name not in defined:  # a class of its own is another one

@@ -1033,9 +1033,9 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             # `model.forward_features(x)`, `model.compute_loss(x, y)`: the module computes them.
             return _module_output(recv, args, scope)
         return UNKNOWN
-    if name == "requires_grad_" and recv.tensor:  # (a module's returns the module)
+    if name == "requires_grad_" and recv.tensor and not recv.graph:  # (a module's returns the module)
         # `buf.view(shape).requires_grad_()` makes a leaf of a tensor the code received or
-        # gathered (on a tensor with history it would change nothing): no graph behind it.
+        # gathered (on a tensor with history it changes nothing, and keeps that history).
         off = bool(call.args) and type(arg := call.args[0].value) is cst.Name and arg.value == "False"
         return Value(tensor=True, requires_grad=not off, host=recv.host)
     if recv.tensor:

@@ -155,8 +155,8 @@ def _main_process_elsewhere(facts: Facts, worker: Unit) -> bool:
     """Worker code that this file builds no loader for, where the project's other modules build
     loaders over it and none of them has workers (`DataLoader(RandomNoiseDataset(shape))` in the
     script beside the dataset's module)."""
-    if worker.run_elsewhere_as is None or facts.project is None or facts.path is None:
-        return False
+    if worker.run_elsewhere_as is None or worker.loaders or facts.project is None or facts.path is None:
+        return False  # (a loader of this file with workers runs it too)
     loaders = facts.project.loaders_elsewhere(facts.path, worker.run_elsewhere_as)
     return bool(loaders) and not any(loaders)
 
