@@ -37,7 +37,8 @@ class GraphKeptOnSelf(Rule):
     [TL001](TL001.md) reports containers that grow, [TL004](TL004.md) attributes that accumulate
     across calls.
 
-    Not reported: a module's mode flag (`self.norm.training = flag`), detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
+    Not reported: a module's mode flag (`self.norm.training = flag`), writes through `.data`
+    (`self.alpha.data = t.clamp(min=0)` keeps no history), detached values (`.detach()`, `.item()`, `.cpu().numpy()`), values computed
     under `torch.no_grad()` or `torch.inference_mode()` (a decorated `forward` too), Lightning's
     `validation_step`/`test_step`/`predict_step`, a meter's `update` or a processor's `process`
     (called by code this file may not show, under `no_grad` or not), assignments in `__init__`
@@ -150,8 +151,10 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
         return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
-    if _optional_argument(write) or write.target.attr.value == "training":
-        return False  # (`self.norm.training = flag`: a module's mode, a bool whatever the flag is named)
+    if _optional_argument(write) or write.target.attr.value in ("training", "data"):
+        # (`self.norm.training = flag`: a module's mode, a bool whatever the flag is named;
+        # `self.alpha.data = t` copies `t`'s values in, not its history)
+        return False
     lifetime, _ = facts.container_kind(write.unit, write.target)
     return lifetime in ("attribute", "global") and not _cleared(write) and not _carried(write)
 
