@@ -585,37 +585,30 @@ class _Walker:
     def _disables_grad(self, decorator: cst.BaseExpression) -> bool:
         if self._grad_mode(decorator) is False:
             return True
-        wrapping = self._wrapping_grad_mode(decorator)
-        if wrapping is not None:
-            return not wrapping
-        return not self._decorator_function_shown(decorator) and _named_for_no_grad(decorator, self.imports)
+        shown = self._decorator_functions(decorator)
+        if shown is None:  # a class used as one (its `__call__` is not read), or another package's
+            return _named_for_no_grad(decorator, self.imports)
+        facts, decorators = shown  # what they do is read, not guessed from the name (`@warn_if_no_grad`)
+        modes = {_wrapped_grad_mode(facts, unit) for unit in decorators if unit is not None and unit is not self.unit}
+        return modes == {False}  # one mode, and it turns gradients off
 
-    def _decorator_function_shown(self, decorator: cst.BaseExpression) -> bool:
-        """A decorator that is a function the project shows: what it does is read, not guessed
-        from its name (`@warn_if_no_grad`). A class used as one is not read (its `__call__`)."""
-        if type(decorator) is cst.Name:
-            return self.unit.lookup_def(decorator.value) is not None
-        found = self._callee_unit(decorator) if type(decorator) is cst.Call else None
-        return found is not None and isinstance(found[1].node, cst.FunctionDef) and found[1].name != "__init__"
-
-    def _wrapping_grad_mode(self, decorator: cst.BaseExpression) -> bool | None:
-        """The mode a decorator of the project sets around the function: `@smart_inference_mode()`,
-        whose `decorate(fn)` returns `torch.inference_mode()(fn)`, or `@no_grad_wrapper`, whose
-        `wrapper(*args)` calls `fn` inside `with torch.no_grad():`; read in the decorator's module."""
+    def _decorator_functions(self, decorator: cst.BaseExpression) -> tuple[Facts, list[Unit | None]] | None:
+        """The functions of the project that a decorator wraps the function in, to read the mode
+        they set around it (`_wrapped_grad_mode`): `@smart_inference_mode()`, whose
+        `decorate(fn)` returns `torch.inference_mode()(fn)`, or `@no_grad_wrapper`, whose
+        `wrapper(*args)` calls `fn` inside `with torch.no_grad():`; read in the decorator's module.
+        None where the project shows no such function."""
         if type(decorator) is cst.Call:
             found = self._callee_unit(decorator)
-            if found is None or not isinstance(found[1].node, cst.FunctionDef):
+            if found is None or not isinstance(found[1].node, cst.FunctionDef) or found[1].name == "__init__":
                 return None
             facts, factory = found  # each `return decorate` of the factory gives a decorator it defines
-            decorators = [
+            return facts, [
                 factory.defs.get(r.value.value) for r, _ in placed(factory, cst.Return) if type(r.value) is cst.Name
             ]
-        elif type(decorator) is cst.Name and (defined := self.unit.lookup_def(decorator.value)) is not None:
-            facts, decorators = self.facts, [defined]
-        else:
-            return None
-        modes = {_wrapped_grad_mode(facts, unit) for unit in decorators if unit is not None and unit is not self.unit}
-        return modes.pop() if len(modes) == 1 else None
+        if type(decorator) is cst.Name and (defined := self.unit.lookup_def(decorator.value)) is not None:
+            return self.facts, [defined]
+        return None
 
     def _bind_params(self) -> None:
         unit = self.unit

@@ -22,6 +22,7 @@ from tensorlint.analysis.names import (
     class_words,
     dotted_name,
     is_literal,
+    literal_bool,
     receiver,
     references,
     steps_an_optimizer,
@@ -1141,9 +1142,10 @@ def _flag_tested(test: cst.BaseExpression) -> tuple[str | None, bool]:
         return test.expression.value, True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
         compared = test.comparisons[0]
-        value = compared.comparator.value if isinstance(compared.comparator, cst.Name) else None
-        if isinstance(compared.operator, (cst.Is, cst.Equal)) and value in ("False", "None", "True"):
-            return test.left.value, value != "True"
+        flag = literal_bool(compared.comparator)
+        none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
+        if isinstance(compared.operator, (cst.Is, cst.Equal)) and (flag is not None or none):
+            return test.left.value, flag is not True
     return None, False
 
 

@@ -8,7 +8,15 @@ from typing import Protocol, cast
 
 import libcst as cst
 
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, receiver, string_value
+from tensorlint.analysis.names import (
+    Imports,
+    argument,
+    callee_name,
+    dotted_name,
+    literal_bool,
+    receiver,
+    string_value,
+)
 from tensorlint.source import MODEL_WORDS
 
 
@@ -199,31 +207,24 @@ _COMBINING_METHODS = frozenset(
     ["add", "sub", "mul", "div", "true_divide", "matmul", "mm", "bmm", "mv", "dot", "pow", "lerp", "addcmul",
      "addcdiv", "addmm", "baddbmm", "where", "maximum", "minimum", "atan2", "hypot"]
 )  # fmt: skip
+# Tensor methods that give a number whatever has them (a tensor, an array, a queue's `size()`).
+_SHAPE_METHODS = frozenset(["size", "dim", "numel", "nelement", "ndimension", "stride", "element_size"])
 # Tensor methods that return Python values.
-_NON_TENSOR_METHODS = frozenset(
+_NON_TENSOR_METHODS = _SHAPE_METHODS | frozenset(
     [
         "item",
         "tolist",
         "numpy",
-        "size",
-        "dim",
-        "numel",
-        "nelement",
-        "element_size",
         "data_ptr",
         "is_contiguous",
-        "stride",
         "storage_offset",
         "get_device",
-        "ndimension",
         "is_floating_point",
         "backward",
         "register_hook",
         "keys",  # a dict's (or a TensorDict's) keys: names, not tensors
     ]
 )
-# Of those, the ones that give a number whatever has them (a tensor, an array, a queue's `size()`).
-_SHAPE_METHODS = frozenset(["size", "dim", "numel", "nelement", "ndimension", "stride", "element_size"])
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
 _TENSOR_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
 # What torch.nn's layers name their parameters.
@@ -1036,7 +1037,7 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
     if name == "requires_grad_" and recv.tensor and not recv.graph:  # (a module's returns the module)
         # `buf.view(shape).requires_grad_()` makes a leaf of a tensor the code received or
         # gathered (on a tensor with history it changes nothing, and keeps that history).
-        off = bool(call.args) and type(arg := call.args[0].value) is cst.Name and arg.value == "False"
+        off = bool(call.args) and literal_bool(call.args[0].value) is False
         return Value(tensor=True, requires_grad=not off, host=recv.host)
     if recv.tensor:
         key = string_value(call.args[0].value) if name == "get" and call.args else None
