@@ -94,6 +94,7 @@ from tensorlint.analysis.syntax import (
     runs_steps,
     step_loop,
     target_names,
+    through_data,
 )
 from tensorlint.analysis.values import Value, is_loss_name, is_model_name, on_the_device
 from tensorlint.analysis.walk import contains, walk
@@ -176,6 +177,7 @@ __all__ = [
     "string_value",
     "target_names",
     "tensor_keyed",
+    "through_data",
     "walk",
     "with_first_statement",
     "with_import",

@@ -109,6 +109,7 @@ from tensorlint.analysis.syntax import (
     reset_every_iteration,
     steps_an_environment,
     target_names,
+    through_data,
 )
 from tensorlint.analysis.values import (
     CUDA,
@@ -172,13 +173,6 @@ def _named_for_no_grad(decorator: cst.BaseExpression, imports: Imports) -> bool:
         return False  # torch's own are read by what they are (`inference_mode(False)` enables grad)
     last = (dotted_name(func) or "").rsplit(".", 1)[-1].replace("_", "").lower()
     return "nograd" in last or "inferencemode" in last
-
-
-def _through_data(target: cst.BaseExpression) -> bool:
-    """`w.data`, `w.data[i]`: a tensor's storage, without its autograd history."""
-    while isinstance(target, cst.Subscript):
-        target = target.value
-    return isinstance(target, cst.Attribute) and target.attr.value == "data"
 
 
 class _Walker:
@@ -1139,7 +1133,7 @@ class _Walker:
             return
         if not self.loops and self._detached_each_call(target):
             return  # `self.sums.detach_()`: each call's graph is cut, not chained onto the last one's
-        if not self.grad_enabled or _through_data(target):
+        if not self.grad_enabled or through_data(target):
             # Arithmetic under `no_grad` records no history, and neither does arithmetic on what
             # `.data` hands out (`self.weight.data -= delta`).
             value = value.without_graph()

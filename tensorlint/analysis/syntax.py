@@ -264,6 +264,14 @@ def runs_steps(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     return any(callee_name(c) == "backward" and type(c.func) is cst.Attribute for c in calls_in(loop.body))
 
 
+def through_data(target: cst.BaseExpression) -> bool:
+    """`w.data`, `w.data[i]`: a tensor's storage, without its autograd history; what is written
+    there (`w.data -= delta`, `w.data = t`) keeps none of the written value's."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return isinstance(target, cst.Attribute) and target.attr.value == "data"
+
+
 def last_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     """The small statement a block ends with (the `break` of `if full: ...; break`), in an indented
     block or on the line of its colon; None when it ends with a compound statement."""

@@ -6,7 +6,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import AttributeWrite, Facts, Role, all_params, dotted_name, method_call, own_nodes
+from tensorlint.analysis import (
+    AttributeWrite,
+    Facts,
+    Role,
+    all_params,
+    dotted_name,
+    method_call,
+    own_nodes,
+    through_data,
+)
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 # Code that runs once per batch and whose values carry a graph: forward, forward hooks, per-step
@@ -151,7 +160,7 @@ def _kept_across_calls(facts: Facts, write: AttributeWrite) -> bool:
         return False  # a meter's `update`, a processor's `process`: what they are given, and when, is unknown
     if role is Role.MODULE_HOOK and "backward" in write.unit.roles[role]:
         return False  # a backward hook is given gradients
-    if _optional_argument(write) or write.target.attr.value in ("training", "data"):
+    if _optional_argument(write) or write.target.attr.value == "training" or through_data(write.target):
         # (`self.norm.training = flag`: a module's mode, a bool whatever the flag is named;
         # `self.alpha.data = t` copies `t`'s values in, not its history)
         return False
