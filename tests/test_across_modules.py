@@ -981,6 +981,51 @@ def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path)
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]
 
 
+PACKED_COLLATE = """\
+import torch
+
+
+def collate_packed(batch):
+    tokens = torch.stack([item["tokens"] for item in batch])
+    return {"tokens": tokens, "mask": torch.ones_like(tokens, device="cuda")}
+
+
+def collate_padded(batch, pad=0):
+    return {"tokens": torch.nn.utils.rnn.pad_sequence([item["tokens"] for item in batch], padding_value=pad)}
+"""
+
+RECIPE = """\
+from functools import partial
+
+from torchdata.stateful_dataloader import StatefulDataLoader
+
+from library.data import collate_packed, collate_padded
+
+
+def build_loader(ds, packed):
+    return StatefulDataLoader(
+        ds, batch_size=8, collate_fn=partial(collate_padded, pad=0) if not packed else collate_packed{workers}
+    )
+"""
+
+
+@pytest.mark.parametrize(("workers", "expected"), [("", []), (", num_workers=4", [(6, "TL003")])])
+def test_cuda_collate_that_a_recipe_imports_from_its_package(tmp_path: Path, workers: str, expected: list) -> None:
+    """A library's collate function, re-exported by its package (`library/data/__init__.py`) and
+    given by a recipe elsewhere in the project to a `StatefulDataLoader` (a drop-in DataLoader),
+    in one branch of a conditional: that loader decides, as a DataLoader beside it would."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    package = tmp_path / "library" / "data"
+    package.mkdir(parents=True)
+    (tmp_path / "library" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "__init__.py").write_text("from ._collate import collate_packed, collate_padded\n", encoding="utf-8")
+    collate = package / "_collate.py"
+    collate.write_text(PACKED_COLLATE, encoding="utf-8")
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "finetune.py").write_text(RECIPE.format(workers=workers), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(collate)] == expected
+
+
 EQUALIZED = """\
 import torch
 

@@ -105,6 +105,7 @@ from tensorlint.analysis.syntax import (
     list_extension,
     loop_calls,
     own_nodes,
+    pieces_made_here,
     removes_handles,
     reset_every_iteration,
     steps_an_environment,
@@ -1272,6 +1273,10 @@ class _Walker:
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
+            elif len(target.elements) == 2 and _values_and_indices(value_expr):
+                # `top, idx = torch.topk(s, k)`: the values keep the input's graph, the indices are integers
+                self._bind(target.elements[0].value, value)
+                self._bind(target.elements[1].value, TENSOR if value.tensor else value)
             elif elements is not None and len(elements) == len(target.elements):  # x, pad = helper(x)
                 for element, known in zip(target.elements, elements, strict=True):
                     self._bind(element.value, known)
@@ -2256,6 +2261,11 @@ class _Walker:
             return True
         return self._computed_iterable(loop.iter) or self._iterates_objects(loop)
 
+    def _in_a_network(self) -> bool:
+        """A method of a torch module, through the project's bases too (`class Embeddings(nn.Module)` in another module)."""
+        cls = self.unit.cls
+        return cls is not None and _module_class_across(self.facts, cls)
+
     def _iterates_objects(self, loop: cst.For) -> bool:
         """`for cb in self.callbacks: cb.on_batch_end(self, loss)`: the items are objects whose
         methods a class of this file defines (the method guessed by its name, as for a call), not data."""
@@ -2275,6 +2285,12 @@ class _Walker:
         value = evaluate(iterable, self)
         if value.module or value.tensor or self._item_class(iterable) is not None:
             return True  # layers, tensors, or objects of a class the code shows (callbacks, meters)
+        if (
+            type(iterable) is cst.Name
+            and self._in_a_network()
+            and pieces_made_here(iterable.value, self.unit, self.imports)
+        ):
+            return True  # the chunks a network's method cut from its input
         if isinstance(iterable, cst.Call):
             name = callee_name(iterable)
             if name in COMPUTED_COLLECTIONS:
@@ -2287,6 +2303,16 @@ class _Walker:
             if name == "tolist" and owner is not None and evaluate(owner, self).tensor:
                 return True  # `buckets.unique().tolist()`: a batch's own values
         return isinstance(iterable, (cst.List, cst.Tuple))
+
+
+def _values_and_indices(expr: cst.BaseExpression) -> bool:
+    """`torch.topk(s, k)`, `x.max(dim=1)`, `torch.sort(x)`: a pair of values and their indices
+    (not the builtin `max(pairs)`, which returns an item)."""
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _VALUES_AND_INDICES
+
+
+_VALUES_AND_INDICES = frozenset(["topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax",
+                                 "cummin"])  # fmt: skip
 
 
 def _paired_items(

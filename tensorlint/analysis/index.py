@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 import libcst as cst
 
 from tensorlint.analysis.names import (
+    LOADER_CLASSES,
     Imports,
     argument,
     callee_name,
@@ -742,7 +743,7 @@ class _Indexer:
         # `torch.cat(store["emb"])` joins what `store` holds
         if qualified in _TORCH_CONCATENATIONS and node.args and (joined := dotted_name(_held(node.args[0].value))):
             self.concatenated.add(joined)
-        if name == "DataLoader" or qualified.endswith(".DataLoader"):
+        if name in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in LOADER_CLASSES:
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)
 

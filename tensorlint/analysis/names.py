@@ -252,6 +252,10 @@ def grad_mode_of(expr: cst.BaseExpression) -> bool | None:
     return grad_mode_set_by(name, argument, call is not None and bool(call.args))
 
 
+# DataLoader and its drop-in replacements, with its signature and defaults (`num_workers=0`).
+LOADER_CLASSES = frozenset(["DataLoader", "StatefulDataLoader"])
+
+
 def grad_mode_set_by(name: str, argument: bool | None, has_argument: bool) -> bool | None:
     """Whether gradients are on inside `with name(argument):` (or a function decorated with it),
     for the last part of the name (`torch.no_grad` -> `no_grad`): False for `no_grad`,

@@ -18,7 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts
-from tensorlint.analysis.names import grad_mode_set_by
+from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_set_by
 from tensorlint.analysis.parse import parse_module
 from tensorlint.source import ROOT_MARKERS, read_source, walk_project
 
@@ -54,6 +54,7 @@ def _emptied_attributes(text: str) -> Iterator[str]:
 _NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 _MAX_SCANNED_FOR_CALLS = 400
 _CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
+_LOADER_CALL = re.compile(rf"\b(?:{'|'.join(sorted(LOADER_CLASSES))})[ \t]*(\()")
 # A project larger than this is not scanned for a method's definers: the scan reads every module,
 # and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
@@ -93,6 +94,10 @@ class _Scan:
     def calling(self, name: str) -> list[Path]:
         """The files that may call a function or method so named."""
         return self._index("called", _CALLED_NAME.findall).get(name, [])
+
+    def building_loaders(self) -> list[Path]:
+        """The files that may build a DataLoader (or a drop-in replacement)."""
+        return self._index("loaders", _LOADER_CALL.findall).get("(", [])
 
 
 @dataclass(frozen=True)
@@ -219,15 +224,16 @@ class Project:
         """For each DataLoader in the other modules of the importer's project that visibly runs
         `name` (built over an instance of the dataset class so named, or given the function so
         named as `collate_fn`/`worker_init_fn`), whether it has workers (see `loaders_in`). The
-        same modules are read as for `calls_under_no_grad`."""
-        scan = self._scan_for_calls(importer)
+        whole project is read, as for `emptied_elsewhere`: a library's loaders are built in its
+        scripts and recipes, far from its datasets."""
+        scan = self._scan(importer)
         if scan is None:
             return []
+        self.loaded.add(scan.folder)  # a module added there later may build another loader
         here = importer.resolve()
         found: list[bool] = []
-        for path in scan.calling("DataLoader"):
-            # It names the class (or function) and the module it is imported from.
-            if path == here or not (self._names(path, name) and self._names(path, here.stem)):
+        for path in scan.building_loaders():
+            if path == here or not self._may_import(path, here, name):
                 continue
             if path not in self._loaders:
                 self._loaders[path] = loaders_in(self._text(path))
@@ -238,7 +244,7 @@ class Project:
         return found
 
     def _scan_for_calls(self, importer: Path) -> _Scan | None:
-        """The modules that `calls_under_no_grad` and `loaders_elsewhere` read: the whole project
+        """The modules that `calls_under_no_grad` reads: the whole project
         up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder; None without a root
         marker. The result depends on the scanned folder's list of modules (the result cache)."""
         root = self._root(importer)
@@ -250,6 +256,17 @@ class Project:
                 self.loaded.add(scan.folder)  # a module added there later changes the answer
                 return scan
         return None
+
+    def _may_import(self, path: Path, module: Path, name: str) -> bool:
+        """Whether a module's text may import `name` from `module`: it names both, or the package
+        whose `__init__.py` re-exports it (`from torchtune.data import padded_collate_packed`,
+        which `data/__init__.py` imports from `._collate`)."""
+        if not self._names(path, name):
+            return False
+        if self._names(path, module.stem):
+            return True
+        init = module.parent / "__init__.py"
+        return module != init and init.is_file() and self._names(init, name) and self._names(path, module.parent.name)
 
     def _names(self, path: Path, word: str) -> bool:
         """Whether the module's text holds `word` as a whole word (once per module and word)."""
@@ -548,7 +565,7 @@ def loaders_in(source: str) -> dict[str, list[bool]]:
             if isinstance(target, ast.Name)
         )
         for call in nodes:
-            if not isinstance(call, ast.Call) or _called_name(call) != "DataLoader":
+            if not isinstance(call, ast.Call) or _called_name(call) not in LOADER_CLASSES:
                 continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
             workers = keywords.get("num_workers", call.args[5] if len(call.args) > 5 else None)
@@ -565,7 +582,7 @@ def loaders_in(source: str) -> dict[str, list[bool]]:
             else:
                 runs = [_called_name(dataset)]
             runs = [run if run is not None else UNNAMED for run in runs]  # `DataLoader(self.train_set)`
-            runs += [_last_name(keywords.get(k)) for k in ("collate_fn", "worker_init_fn")]
+            runs += [run for k in ("collate_fn", "worker_init_fn") for run in _functions_given(keywords.get(k))]
             for name in runs:
                 if name is not None and name not in defined:  # a class of its own is another one
                     found.setdefault(name, []).append(has_workers)
@@ -585,6 +602,16 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
 def _called_name(expr: ast.expr | None) -> str | None:
     """`Points` of `Points(root)` and of `data.Points(root)`."""
     return _last_name(expr.func) if isinstance(expr, ast.Call) else None
+
+
+def _functions_given(expr: ast.expr | None) -> list[str | None]:
+    """The functions an argument may be: `collate`, `partial(collate, pad=0)`, either branch of
+    `collate_sft if not packed else collate_packed`."""
+    if isinstance(expr, ast.IfExp):
+        return _functions_given(expr.body) + _functions_given(expr.orelse)
+    if isinstance(expr, ast.Call) and _called_name(expr) == "partial" and expr.args:
+        return _functions_given(expr.args[0])
+    return [_last_name(expr)]
 
 
 def _last_name(expr: ast.expr | None) -> str | None:

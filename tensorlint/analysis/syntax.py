@@ -158,7 +158,7 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
         if (name := dotted_name(a.value)) is not None and "batch" not in name.lower()
     }
     for name in references(iterable) - called - counts:  # what is iterated, not the functions called on it
-        if _names_data(name):
+        if _names_data(name) and not (_in_a_network(unit) and pieces_made_here(name, unit, imports, depth)):
             return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
         if "." in name:
             continue
@@ -168,6 +168,39 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
         if depth > 0 and any(_wraps_data(v, unit, imports, depth - 1) for v in unit.bindings.get(name, [])):
             return True
     return False
+
+
+def _in_a_network(unit: Unit) -> bool:
+    return unit.cls is not None and unit.cls.is_module
+
+
+def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) -> bool:
+    """A list that a function makes and fills itself, from no data (`batches = []`, then
+    `batches.append(t)` in a loop over the chunks it cut from its input). In a network's own
+    method (the caller knows), its items are pieces of one input, and a loop over them computes
+    one output, whatever the list is named. A list filled in a loop over data (`for x in loader`,
+    `range(0, n, batch_size)`, `next(it)`) holds data."""
+    if depth <= 0:
+        return False
+    values = unit.bindings.get(name)
+    if not values or not all(type(v) is cst.List for v in values):
+        return False
+    for call, place in placed(unit, cst.Call):
+        func = call.func
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == name):
+            continue
+        if any(callee_name(inner) == "next" for inner in calls_in(call)):
+            return False
+        for loop in place.loops:
+            if isinstance(loop, cst.For) and (
+                batch_starts(loop.iter)
+                or counts_batches(loop.iter, loop.target)
+                or _iterates_data(loop.iter, unit, imports, depth - 1)
+            ):
+                return False
+            if any(callee_name(inner) == "next" for inner in loop_calls(unit, loop)):
+                return False
+    return True
 
 
 def _wraps_data(value: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:

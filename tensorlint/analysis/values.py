@@ -350,6 +350,14 @@ def names_a_count(name: str) -> bool:
     )
 
 
+def _names_a_counter(name: str) -> bool:
+    """`iter`, `max_iters`, `global_step`, `epoch`: where a loop stands, a Python int."""
+    return name.lower().rsplit("_", 1)[-1] in _COUNTER_WORDS
+
+
+_COUNTER_WORDS = frozenset(["iter", "iters", "iteration", "iterations", "epoch", "epochs", "step", "steps"])
+
+
 def is_label_name(name: str) -> bool:
     """A parameter named for ground truth: `target`, `labels`, `y_true`, `gt_boxes`, `mask`. What a
     metric's `update` is given under such a name comes from the data, not from the model."""
@@ -634,8 +642,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return UNKNOWN
     if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
         return UNKNOWN  # `x.shape`, `g.canonical_etypes`, `batch.file_names`
-    if names_a_count(name):
-        return SCALAR
+    if names_a_count(name) or _names_a_counter(name):
+        return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
     if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:

@@ -45,7 +45,9 @@ class CudaInWorker(Rule):
     Not reported: code that every loader visibly running it keeps in the main process
     (`num_workers` absent or a literal `0`; for a dataset or collate function whose file builds no
     loader, the loaders that the project's other modules build over it, where they import it from
-    that file: `DataLoader(RandomNoiseDataset(shape))` in the script beside it), a function named
+    that file or from its package: `DataLoader(RandomNoiseDataset(shape))` in the script beside
+    it, `StatefulDataLoader(ds, collate_fn=sft if not packed else packed_collate)` in a recipe, as
+    `DataLoader` with `partial(collate, pad=0)`), a function named
     like `worker_init` that the file passes to a process pool instead
     (`ProcessPoolExecutor(initializer=_worker_init)`), a helper's `device="cuda"` default when every call
     of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`

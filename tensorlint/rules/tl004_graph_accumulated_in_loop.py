@@ -67,7 +67,9 @@ class GraphAccumulatedInLoop(Rule):
     function named for generating, sampling or decoding, or one that evaluates), runs once per step
     or token: what it accumulates is reported unless the function returns it for its caller's
     `backward()` (an A2C rollout's log-probabilities, a sampled caption's for REINFORCE). A loop
-    over a fixed list of views or transforms is not. A comprehension over a loader
+    over a fixed list of views or transforms is not, nor, in a network's own method, one over the
+    pieces it cut from its input (`batches = []` filled from the chunks of a string: one output's
+    graph), whatever the list is named. A comprehension over a loader
     is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
     `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
     a batch at a time, nor micro-batches summed into a loss that is backpropagated).

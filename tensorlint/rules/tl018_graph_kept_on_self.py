@@ -57,7 +57,9 @@ class GraphKeptOnSelf(Rule):
     graph chaining is [TL004](TL004.md)'s), optional arguments kept as given (`self.mask = mask`
     for `forward(self, x, mask=None)`: inputs, not activations), the input a `forward` writes its
     output back into and returns (`batch.x = self.conv(batch.x)` in `forward(self, batch)`, as
-    GraphGym's layers do: the call's own data, not state), non-tensors, parameters and buffers updated in place
+    GraphGym's layers do: the call's own data, not state), non-tensors (a runner's counters,
+    `runner.max_iters - runner.iter`, in a hook that backpropagates `runner.outputs["loss"]`),
+    integer indices (`_, idx = torch.topk(scores, k)`, `x.max(dim=1)`), parameters and buffers updated in place
     (`self.running_mean.copy_(...)`), gradients in tensor or backward hooks, and slots of
     dicts (`self.cache["h"] = h`).
 

@@ -63,7 +63,7 @@ class EmptyCacheInLoop(Rule):
     the loop (`if stop: ...; break`),
     after training or evaluation, in loops over models, checkpoints or configurations, in an
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
-    every N steps (`if step % 100 == 0:`), when memory runs short (`if
+    every N steps (`if step % 100 == 0:`) or on one step (`if self.get_num_updates() == 0:`), when memory runs short (`if
     torch.cuda.memory_reserved() > limit:`) or when a setting named for it asks (`if
     args.empty_unused_memory_level >= 1:`), and `gc.collect()` alone.
 
@@ -162,6 +162,24 @@ def _every_step(imports: Imports, unit: Unit, call: cst.Call, place: Place) -> s
     return None
 
 
+def _one_step(test: cst.CSTNode) -> bool:
+    """`step == 0`, `self.get_num_updates() == 0`: a counter of steps compared with one number,
+    true on one step only (not `rank == 0`, true on every step of one process)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    if not any(type(side) is cst.Integer for side in sides):
+        return False
+    named = [n for side in sides for n in [side, *own_nodes(side)] if type(n) is cst.Name]
+    return any(set(n.value.lower().split("_")) & _STEP_COUNTER_WORDS for n in named)
+
+
+# Words of a counter of steps: `step`, `global_step`, `num_updates`, `batch_idx`, `it`.
+_STEP_COUNTER_WORDS = frozenset(["step", "steps", "iter", "iters", "iteration", "updates", "idx", "i", "it"])
+
+
 def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
     """Under an `if` inside the step that runs it every N steps or when memory runs short."""
     scope = place.loops[-1].body if place.loops else unit.node
@@ -171,6 +189,8 @@ def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
             if any(isinstance(t, cst.BinaryOperation) and isinstance(t.operator, cst.Modulo) for t in tests):
                 return True
             if any(isinstance(t, cst.Call) and callee_name(t) in _MEMORY_QUERIES for t in tests):
+                return True
+            if any(_one_step(t) for t in tests):
                 return True
             words = {w for t in tests if isinstance(t, cst.Name) for w in t.value.lower().split("_")}
             if words & _KNOB_WORDS:
