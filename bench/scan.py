@@ -21,8 +21,8 @@ untriaged and precision, the share of TPs worth a change, and every untriaged fi
 `bench/scan_first_sight.csv` keeps, judged the same way, what the repositories added on
 2026-12-05 gave when first scanned, before anything was changed for them: batch A (rows 61-112 of
 `repos.csv`) with tensorlint at ea3923e, batch B (rows 113-162) at 81592e9, after A's changes,
-batch C (rows 163-210) at e7b4802, after B's, batch D (rows 211-243) at 4b97d97, after C's, and
-batch E (rows 244-262) at 2bc9ea0, after D's. A later version is measured against
+batch C (rows 163-210) at e7b4802, after B's, batch D (rows 211-243) at 4b97d97, after C's,
+batch E (rows 244-262) at 2bc9ea0, after D's, and batch F (rows 263-281) at 68ddb16, after E's. A later version is measured against
 `scan_triage.csv`; this file shows what unseen code gave.
 """
 

@@ -839,9 +839,11 @@ class _Walker:
 
     def _item(self, iterable: cst.BaseExpression) -> Value:
         """What each item of a loop over `iterable` is."""
-        if _names_a_state_dict(iterable, self.unit):
+        if _names_a_state_dict(iterable, self.unit) or _bound_to_a_dict(iterable, self.unit):
             return UNKNOWN  # `for key in state_dict`: a dict of tensors iterates its names
         iterated = evaluate(iterable, self)
+        if iterated.keys is not None and iterated.instance is None:
+            return UNKNOWN  # `for name in metrics` of `{"mse": mse, "mae": mae}`: its keys, names
         return Value(
             tensor=iterated.tensor,
             graph=iterated.graph,
@@ -2827,6 +2829,14 @@ def _names_a_state_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
     if bound:
         return all(type(value) is cst.Call and callee_name(value) == "state_dict" for value in bound)
     return iterable.value in ("state_dict", "model_state_dict")
+
+
+def _bound_to_a_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
+    """`metrics = {k: float(v) for k, v in out.items()}` among the name's bindings: a dict, whose
+    loop goes over its keys (a metric's name), whatever the name's other bindings give."""
+    if type(iterable) is not cst.Name:
+        return False
+    return any(type(value) in (cst.Dict, cst.DictComp) for value in unit.lookup_bindings(iterable.value))
 
 
 def _slot(target: cst.Subscript) -> str:

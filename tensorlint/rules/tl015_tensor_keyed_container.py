@@ -35,7 +35,8 @@ class TensorKeyedContainer(Rule):
     `set(model.parameters())`, `seen.add(p)` over `named_parameters()`, the parameter that a
     `register_post_accumulate_grad_hook` hook is handed), the object's own tensors
     (`self._pinned.add(self._tensor)`), the keys of a `.items()` loop or of a loop over a state
-    dict (`for key in state_dict`: its names), weak dictionaries
+    dict (`for key in state_dict`: its names) or over a dict (`for name in metrics`, where
+    `metrics` is a dict display, a comprehension, or a function's `{"mse": mse, ...}`), weak dictionaries
     (`weakref.WeakKeyDictionary`, `WeakTensorKeyDictionary`), local dicts and sets used within
     one call or one iteration, a tensor index into a dict's item (`sums[name][env_ids] = 0.`: it
     writes into the tensor `sums[name]` holds), tensor indexing (`mask[idx] = 0`: the container must be shown to be
