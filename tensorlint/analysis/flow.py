@@ -1288,14 +1288,16 @@ class _Walker:
                     self._bind(element.value, known_elements.get(position, known))
             elif value.graph and any(
                 _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value) for e in target.elements
-            ):
+            ) | (rewards := _rewards_beside_a_loss(target)):
                 for element in target.elements:
                     # `scores, decode_lengths = decoder(x)`: the lengths are ints; `loss, log_vars =
                     # model(x)`: the log is the numbers reported (`.item()`), the loss keeps the graph;
-                    # `loss, kl, word_acc = model(batch)`: an accuracy is counted from comparisons
+                    # `loss, kl, word_acc = model(batch)`: an accuracy is counted from comparisons;
+                    # `loss, chosen_rewards, rejected_rewards = self._loss_fn(...)`: a preference
+                    # loss's rewards are reported detached (DPO's, in TRL, torchtune, OpenRLHF)
                     if _names_a_count(element.value):
                         self._bind(element.value, SCALAR)
-                    elif _names_an_accuracy(element.value):
+                    elif _names_an_accuracy(element.value) or (rewards and _names_a_reward(element.value)):
                         self._bind(element.value, TENSOR)
                     else:
                         self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)
@@ -3412,6 +3414,16 @@ def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
         for comprehension, _ in placed(unit, kind)
         if iterates_data(comprehension.for_in.iter, unit, imports, comprehension.for_in.target)
     }
+
+
+def _names_a_reward(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Name) and bool({"reward", "rewards"} & set(target.value.lower().split("_")))
+
+
+def _rewards_beside_a_loss(target: cst.Tuple | cst.List) -> bool:
+    """`loss, chosen_rewards, rejected_rewards = ...`: rewards unpacked beside a loss."""
+    names = [e.value for e in target.elements]
+    return any(_names_a_reward(n) for n in names) and any(type(n) is cst.Name and is_loss_name(n.value) for n in names)
 
 
 def _names_an_accuracy(target: cst.BaseExpression) -> bool:

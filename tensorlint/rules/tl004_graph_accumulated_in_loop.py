@@ -171,6 +171,9 @@ class GraphAccumulatedInLoop(Rule):
     made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
     `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers, the
     log record unpacked beside a loss (`loss, log_vars = model(x)`: the numbers a step reports),
+    rewards unpacked beside a loss (`loss, chosen_rewards, rejected_rewards = loss_fn(...)`: a
+    preference loss reports them detached, as DPO's do in TRL, torchtune and OpenRLHF; a reward
+    model's own scores, unpacked without a loss, keep its graph),
     comprehensions in `forward` (one graph, the one its caller asked for),
     slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
     on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
