@@ -22,7 +22,10 @@ untriaged and precision, the share of TPs worth a change, and every untriaged fi
 2026-12-05 gave when first scanned, before anything was changed for them: batch A (rows 61-112 of
 `repos.csv`) with tensorlint at ea3923e, batch B (rows 113-162) at 81592e9, after A's changes,
 batch C (rows 163-210) at e7b4802, after B's, batch D (rows 211-243) at 4b97d97, after C's,
-batch E (rows 244-262) at 2bc9ea0, after D's, and batch F (rows 263-281) at 68ddb16, after E's. A later version is measured against
+batch E (rows 244-262) at 2bc9ea0, after D's, batch F (rows 263-279) at 68ddb16, after E's, and
+batch G (rows 280-296) at 363818c, after F's. `load_repos` refuses a repository kept for
+independent evaluation (`../shared/eval-reserved-repos.txt`), and names those of the mined
+fixes' test half, matched by name whatever the owner: a moved repository is the same code. A later version is measured against
 `scan_triage.csv`; this file shows what unseen code gave.
 """
 
@@ -48,6 +51,9 @@ ROOT = BENCH.parent
 REPOS = BENCH / "repos.csv"
 TRIAGE = BENCH / "scan_triage.csv"
 MIRRORS = Path("/work/.mirror")
+# Kept for independent evaluation, where this checkout has them beside it: never scanned here.
+RESERVED = ROOT.parent / "shared" / "eval-reserved-repos.txt"
+MINED = BENCH / "leakfixes.jsonl"
 DEFAULT_DEST = Path(os.environ.get("TENSORLINT_BENCH_DIR", Path.home() / ".cache" / "tensorlint-bench")) / "repos"
 MARKER = ".bench-commit"
 SUFFIXES = (".py", ".ipynb")
@@ -69,7 +75,33 @@ class Repo:
 
 def load_repos() -> list[Repo]:
     with REPOS.open(newline="", encoding="utf-8") as stream:
-        return [Repo(r["repo"], r["commit"], r["url"], r["domain"]) for r in csv.DictReader(stream)]
+        repos = [Repo(r["repo"], r["commit"], r["url"], r["domain"]) for r in csv.DictReader(stream)]
+    reserved = _named_like(repos, _reserved_names())
+    if reserved:
+        raise SystemExit(f"reserved for independent evaluation (never scanned here): {', '.join(reserved)}")
+    mined = _named_like(repos, _mined_test_names())
+    if mined:
+        print(f"note: the mined fixes' test half has repositories so named: {', '.join(mined)}", file=sys.stderr)
+    return repos
+
+
+def _named_like(repos: list[Repo], names: set[str]) -> list[str]:
+    """The pinned repositories whose name, without its owner, is one of `names`: a repository that
+    moved to another owner (`pytorch/botorch`, now `meta-pytorch/botorch`) is the same code."""
+    return [repo.name for repo in repos if repo.name.split("/")[-1].lower() in names]
+
+
+def _reserved_names() -> set[str]:
+    if not RESERVED.is_file():
+        return set()
+    lines = RESERVED.read_text(encoding="utf-8").splitlines()
+    return {line.strip().split("/")[-1].lower() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def _mined_test_names() -> set[str]:
+    with MINED.open(encoding="utf-8") as stream:
+        rows = [json.loads(line) for line in stream if line.strip()]
+    return {row["repo"].split("/")[-1].lower() for row in rows if row.get("split") == "test"}
 
 
 def mirror_git_dir(repo: Repo) -> Path | None:
