@@ -123,7 +123,8 @@ class GraphAccumulatedInLoop(Rule):
     attribute moved or cast (`self.logvar = self.logvar.cuda()`), a buffer detached in place in a
     statement of its own on every call (`self.sums.detach_()`, then `self.sums.lerp_(s, m)`), and a
     local copy bound anew (`w = self.weight; w = w - w.mean()` leaves the weight as it was). Not
-    reported either: a window of the last n items (`self.bank = (self.bank + [x])[-n:]`), a queue
+    reported either: a window of the last n items (`self.bank = (self.bank + [x])[-n:]`, a
+    `deque(maxlen=n)` a loop appends to), a queue
     that the same loop takes items off (`outputs.append(out)`, then `outputs.pop(0)`), the
     running statistics of a normaliser (`RunningMeanStd.update(x)`, an RMS rescaler, a class made
     of them), which training code feeds observations, rewards and returns, unless the file shows a
@@ -326,6 +327,8 @@ class GraphAccumulatedInLoop(Rule):
                 continue
             if event.reset_this_iteration:
                 continue  # assigned afresh earlier in the same iteration: one iteration's history
+            if isinstance(event, Store) and facts.container_kind(event.unit, target)[1] == "bounded":
+                continue  # `deque(maxlen=n)`: the last n iterations' history, not a growth
             loop = _crossing_loop(root, event.loops)
             if loop is None:
                 continue
