@@ -1624,6 +1624,9 @@ class _Walker:
                 )
             ):
                 loop_targets -= target_names(loop.node.target)
+            elif module_output_keys and isinstance(loop.node, cst.For) and not loop.feeds_data:
+                # `for k, v in infos.items()`: a dict's keys, its fixed names (unless the entries fold a graph)
+                loop_targets -= _dict_key_target(loop.node)
         names = _identity_names(key)
         if names & (params | loop_targets):
             return True
@@ -2394,6 +2397,20 @@ _MODULE_STRUCTURE = frozenset(
     ["parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
      "named_children"]
 )  # fmt: skip
+
+
+def _dict_key_target(loop: cst.For) -> set[str]:
+    """The name a loop binds to a dict's keys: `k` of `for k, v in d.items()` or `for k in d.keys()`."""
+    iterable = loop.iter
+    if type(iterable) is not cst.Call or type(iterable.func) is not cst.Attribute or iterable.args:
+        return set()
+    method = iterable.func.attr.value
+    target: cst.BaseExpression = loop.target
+    if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[0].value
+    elif method != "keys":
+        return set()
+    return {target.value} if type(target) is cst.Name else set()
 
 
 def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
