@@ -1286,9 +1286,13 @@ class _Walker:
                 for position, element in enumerate(target.elements):  # loss, acc = model(x)
                     known = TENSOR if value.graph and _names_an_accuracy(element.value) else value
                     self._bind(element.value, known_elements.get(position, known))
-            elif value.graph and any(
-                _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value) for e in target.elements
-            ) | (rewards := _rewards_beside_a_loss(target)):
+            elif value.graph and (
+                any(
+                    _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value)
+                    for e in target.elements
+                )
+                or _rewards_beside_a_loss(target)
+            ):
                 for element in target.elements:
                     # `scores, decode_lengths = decoder(x)`: the lengths are ints; `loss, log_vars =
                     # model(x)`: the log is the numbers reported (`.item()`), the loss keeps the graph;
@@ -1297,7 +1301,9 @@ class _Walker:
                     # loss's rewards are reported detached (DPO's, in TRL, torchtune, OpenRLHF)
                     if _names_a_count(element.value):
                         self._bind(element.value, SCALAR)
-                    elif _names_an_accuracy(element.value) or (rewards and _names_a_reward(element.value)):
+                    elif _names_an_accuracy(element.value) or (
+                        _names_a_reward(element.value) and _rewards_beside_a_loss(target)
+                    ):
                         self._bind(element.value, TENSOR)
                     else:
                         self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)

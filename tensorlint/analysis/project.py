@@ -54,7 +54,7 @@ def _emptied_attributes(text: str) -> Iterator[str]:
 _NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 _MAX_SCANNED_FOR_CALLS = 400
 _CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
-_LOADER_CALL = re.compile(rf"\b(?:{'|'.join(sorted(LOADER_CLASSES))})[ \t]*(\()")
+_LOADER_CALL = re.compile(rf"\b({'|'.join(sorted(LOADER_CLASSES))})[ \t]*\(")
 # A project larger than this is not scanned for a method's definers: the scan reads every module,
 # and walks every folder (a dataset kept in the project's tree can hold a million files).
 _MAX_SCANNED_MODULES = 2000
@@ -97,7 +97,8 @@ class _Scan:
 
     def building_loaders(self) -> list[Path]:
         """The files that may build a DataLoader (or a drop-in replacement)."""
-        return self._index("loaders", _LOADER_CALL.findall).get("(", [])
+        built = self._index("loaders", _LOADER_CALL.findall)
+        return list(dict.fromkeys(path for loader in sorted(LOADER_CLASSES) for path in built.get(loader, [])))
 
 
 @dataclass(frozen=True)

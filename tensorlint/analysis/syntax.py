@@ -158,7 +158,8 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
         if (name := dotted_name(a.value)) is not None and "batch" not in name.lower()
     }
     for name in references(iterable) - called - counts:  # what is iterated, not the functions called on it
-        if _names_data(name) and not (_in_a_network(unit) and pieces_made_here(name, unit, imports, depth)):
+        network = unit.cls is not None and unit.cls.is_module
+        if _names_data(name) and not (network and pieces_made_here(name, unit, imports, depth)):
             return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
         if "." in name:
             continue
@@ -168,10 +169,6 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
         if depth > 0 and any(_wraps_data(v, unit, imports, depth - 1) for v in unit.bindings.get(name, [])):
             return True
     return False
-
-
-def _in_a_network(unit: Unit) -> bool:
-    return unit.cls is not None and unit.cls.is_module
 
 
 def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) -> bool:
