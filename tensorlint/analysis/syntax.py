@@ -182,11 +182,14 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
     values = unit.bindings.get(name)
     if not values or not all(type(v) is cst.List for v in values):
         return False
-    for call, place in placed(unit, cst.Call):
-        func = call.func
-        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == name):
-            continue
-        if any(callee_name(inner) == "next" for inner in calls_in(call)):
+    fills: list[tuple[cst.CSTNode, Place]] = [
+        (call, place)
+        for call, place in placed(unit, cst.Call)
+        if type(call.func) is cst.Attribute and type(call.func.value) is cst.Name and call.func.value.value == name
+    ]
+    fills += [(node, place) for node, place in placed(unit, cst.AugAssign) if dotted_name(node.target) == name]
+    for fill, place in fills:  # `batches.append(t)`, `batches += [t]`
+        if any(callee_name(inner) == "next" for inner in calls_in(fill)):
             return False
         for loop in place.loops:
             if isinstance(loop, cst.For) and (

@@ -13,6 +13,7 @@ from tensorlint.analysis import (
     Role,
     Unit,
     callee_name,
+    dotted_name,
     own_nodes,
     placed,
     runs_steps,
@@ -63,7 +64,8 @@ class EmptyCacheInLoop(Rule):
     the loop (`if stop: ...; break`),
     after training or evaluation, in loops over models, checkpoints or configurations, in an
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
-    every N steps (`if step % 100 == 0:`) or on one step (`if self.get_num_updates() == 0:`), when memory runs short (`if
+    every N steps (`if step % 100 == 0:`) or on one step (`if self.get_num_updates() == 0:`,
+    `if i == 0:` for `enumerate`'s index or a counter the code counts up), when memory runs short (`if
     torch.cuda.memory_reserved() > limit:`) or when a setting named for it asks (`if
     args.empty_unused_memory_level >= 1:`), and `gc.collect()` alone.
 
@@ -162,9 +164,10 @@ def _every_step(imports: Imports, unit: Unit, call: cst.Call, place: Place) -> s
     return None
 
 
-def _one_step(test: cst.CSTNode) -> bool:
-    """`step == 0`, `self.get_num_updates() == 0`: a counter of steps compared with one number,
-    true on one step only (not `rank == 0`, true on every step of one process)."""
+def _one_step(test: cst.CSTNode, unit: Unit, place: Place) -> bool:
+    """`step == 0`, `self.get_num_updates() == 0`, `i == 0` in `for i, batch in
+    enumerate(loader)`: a counter of steps compared with one number, true on one step only (not
+    `rank == 0`, true on every step of one process)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     if not isinstance(test.comparisons[0].operator, cst.Equal):
@@ -172,12 +175,39 @@ def _one_step(test: cst.CSTNode) -> bool:
     sides = [test.left, test.comparisons[0].comparator]
     if not any(type(side) is cst.Integer for side in sides):
         return False
-    named = [n for side in sides for n in [side, *own_nodes(side)] if type(n) is cst.Name]
+    counter = next(side for side in sides if type(side) is not cst.Integer)
+    if _counts_iterations(counter, unit, place):
+        return True
+    named = [n for n in [counter, *own_nodes(counter)] if type(n) is cst.Name]
     return any(set(n.value.lower().split("_")) & _STEP_COUNTER_WORDS for n in named)
 
 
-# Words of a counter of steps: `step`, `global_step`, `num_updates`, `batch_idx`, `it`.
-_STEP_COUNTER_WORDS = frozenset(["step", "steps", "iter", "iters", "iteration", "updates", "idx", "i", "it"])
+# Words of a counter of steps: `step`, `global_step`, `get_num_updates()`, `batch_idx`.
+_STEP_COUNTER_WORDS = frozenset(["step", "steps", "iter", "iters", "iteration", "updates", "idx"])
+
+
+def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
+    """The index `enumerate` gives a loop around the call, or a name or attribute of the object
+    that the function (or a method of its class) counts up with `+= 1`."""
+    if type(expr) is cst.Name:
+        for loop in place.loops:
+            target, iterable = loop.target if isinstance(loop, cst.For) else None, getattr(loop, "iter", None)
+            if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
+                first = target.elements[0].value
+                if type(first) is cst.Name and first.value == expr.value:
+                    return True
+    counted = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if counted is None:
+        return False
+    scopes = [unit.node]
+    method = unit.method_unit()
+    if method is not None and method.cls is not None and counted.startswith(f"{method.self_name}."):
+        scopes += list(method.cls.methods.values())
+    return any(
+        type(node) is cst.AugAssign and isinstance(node.operator, cst.AddAssign) and dotted_name(node.target) == counted
+        for scope in scopes
+        for node in own_nodes(scope)
+    )
 
 
 def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
@@ -190,7 +220,7 @@ def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
                 return True
             if any(isinstance(t, cst.Call) and callee_name(t) in _MEMORY_QUERIES for t in tests):
                 return True
-            if any(_one_step(t) for t in tests):
+            if any(_one_step(t, unit, place) for t in tests):
                 return True
             words = {w for t in tests if isinstance(t, cst.Name) for w in t.value.lower().split("_")}
             if words & _KNOB_WORDS:
