@@ -96,7 +96,7 @@ from tensorlint.analysis.syntax import (
     target_names,
     through_data,
 )
-from tensorlint.analysis.values import Value, is_loss_name, is_model_name, on_the_device
+from tensorlint.analysis.values import Value, is_loss_name, is_model_name, names_a_counter, on_the_device
 from tensorlint.analysis.walk import contains, walk
 
 __all__ = [
@@ -155,6 +155,7 @@ __all__ = [
     "mentions",
     "method_call",
     "metric_list_states",
+    "names_a_counter",
     "names_in",
     "names_reaching",
     "on_the_device",

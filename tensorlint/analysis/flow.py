@@ -1291,7 +1291,7 @@ class _Walker:
                     _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value)
                     for e in target.elements
                 )
-                or _rewards_beside_a_loss(target)
+                or _rewards_beside_a_loss(target, value_expr)
             ):
                 for element in target.elements:
                     # `scores, decode_lengths = decoder(x)`: the lengths are ints; `loss, log_vars =
@@ -1302,7 +1302,7 @@ class _Walker:
                     if _names_a_count(element.value):
                         self._bind(element.value, SCALAR)
                     elif _names_an_accuracy(element.value) or (
-                        _names_a_reward(element.value) and _rewards_beside_a_loss(target)
+                        _names_a_reward(element.value) and _rewards_beside_a_loss(target, value_expr)
                     ):
                         self._bind(element.value, TENSOR)
                     else:
@@ -2321,11 +2321,31 @@ class _Walker:
 def _values_and_indices(expr: cst.BaseExpression) -> bool:
     """`torch.topk(s, k)`, `x.max(dim=1)`, `torch.sort(x)`: a pair of values and their indices
     (not the builtin `max(pairs)`, which returns an item)."""
-    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _VALUES_AND_INDICES
+    if (
+        type(expr) is not cst.Call
+        or type(expr.func) is not cst.Attribute
+        or expr.func.attr.value not in _VALUES_AND_INDICES
+    ):
+        return False
+    if expr.func.attr.value not in _PAIRS_WITH_A_DIM:
+        return True
+    # `x.max(1)`, `torch.max(x, dim=1)`: a pair; `torch.max(a, b)`: one tensor, elementwise
+    given_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args)
+    positional = [a.value for a in expr.args if a.keyword is None]
+    dim_at = 1 if dotted_name(expr.func.value) == "torch" else 0
+    return given_dim or (len(positional) > dim_at and _an_integer(positional[dim_at]))
 
 
 _VALUES_AND_INDICES = frozenset(["topk", "sort", "max", "min", "kthvalue", "mode", "median", "nanmedian", "cummax",
                                  "cummin"])  # fmt: skip
+_PAIRS_WITH_A_DIM = frozenset(["max", "min", "median", "nanmedian"])
+
+
+def _an_integer(expr: cst.BaseExpression) -> bool:
+    """`1`, `-1`."""
+    if type(expr) is cst.UnaryOperation and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return type(expr) is cst.Integer
 
 
 def _paired_items(
@@ -2416,7 +2436,12 @@ def _dict_key_target(loop: cst.For) -> set[str]:
         target = target.elements[0].value
     elif method != "keys":
         return set()
-    return {target.value} if type(target) is cst.Name else set()
+    if type(target) is not cst.Name or set(target.value.lower().split("_")) & _IDENTITY_WORDS:
+        return set()  # `for episode_id, v in infos.items()`: one key per episode, not a fixed name
+    return {target.value}
+
+
+_IDENTITY_WORDS = frozenset(["id", "ids", "idx", "index", "uid", "uuid", "step", "path", "file", "filename"])
 
 
 def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
@@ -2858,10 +2883,14 @@ def _names_a_state_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
 
 def _bound_to_a_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
     """`metrics = {k: float(v) for k, v in out.items()}` among the name's bindings: a dict, whose
-    loop goes over its keys (a metric's name), whatever the name's other bindings give."""
+    loop goes over its keys (a metric's name), whatever the name's other bindings give (not an
+    empty `{}`, a placeholder before the value)."""
     if type(iterable) is not cst.Name:
         return False
-    return any(type(value) in (cst.Dict, cst.DictComp) for value in unit.lookup_bindings(iterable.value))
+    return any(
+        type(value) is cst.DictComp or (type(value) is cst.Dict and value.elements)
+        for value in unit.lookup_bindings(iterable.value)
+    )
 
 
 def _slot(target: cst.Subscript) -> str:
@@ -3443,10 +3472,16 @@ def _names_a_reward(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Name) and bool({"reward", "rewards"} & set(target.value.lower().split("_")))
 
 
-def _rewards_beside_a_loss(target: cst.Tuple | cst.List) -> bool:
-    """`loss, chosen_rewards, rejected_rewards = ...`: rewards unpacked beside a loss."""
+def _rewards_beside_a_loss(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
+    """`loss, chosen_rewards, rejected_rewards = loss_fn(policy_logps, ...)`: rewards unpacked
+    beside a loss, from a call that neither is nor is handed a network (a reward model's own
+    scores, `pairwise_loss(reward_model, batch)`, keep its graph)."""
     names = [e.value for e in target.elements]
-    return any(_names_a_reward(n) for n in names) and any(type(n) is cst.Name and is_loss_name(n.value) for n in names)
+    if not (
+        any(_names_a_reward(n) for n in names) and any(type(n) is cst.Name and is_loss_name(n.value) for n in names)
+    ):
+        return False
+    return not any(type(n) is cst.Name and is_model_name(n.value) for n in [value, *walk(value)])
 
 
 def _names_an_accuracy(target: cst.BaseExpression) -> bool:

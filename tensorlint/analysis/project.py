@@ -267,7 +267,10 @@ class Project:
         if self._names(path, module.stem):
             return True
         init = module.parent / "__init__.py"
-        return module != init and init.is_file() and self._names(init, name) and self._names(path, module.parent.name)
+        if module == init or not init.is_file():
+            return False
+        self.loaded.add(init)  # a re-export added there later changes the answer
+        return self._names(init, name) and self._names(path, f"{module.parent.name} import")
 
     def _names(self, path: Path, word: str) -> bool:
         """Whether the module's text holds `word` as a whole word (once per module and word)."""

@@ -171,12 +171,33 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
     return False
 
 
+def _reads_given(node: cst.CSTNode, given: set[str]) -> bool:
+    """Whether an expression reads a parameter or the object's state (`samples`, `self.dataset`)."""
+    return any(type(n) is cst.Name and n.value in given for n in [node, *walk(node)])
+
+
+def _indexes_given(node: cst.CSTNode, given: set[str]) -> bool:
+    """`samples[i]`, `self.dataset[idx]`: an item of a parameter or of the object's state."""
+    return any(
+        type(n) is cst.Subscript
+        and _reads_given(n.value, given)
+        and any(isinstance(element.slice, cst.Index) for element in n.slice)
+        for n in walk(node)
+    )
+
+
+def _a_range(iterable: cst.BaseExpression) -> bool:
+    """`range(0, ids.size(0), chunk)`: positions, not the items of what it reads."""
+    return type(iterable) is cst.Call and dotted_name(iterable.func) == "range"
+
+
 def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) -> bool:
     """A list that a function makes and fills itself, from no data (`batches = []`, then
     `batches.append(t)` in a loop over the chunks it cut from its input). In a network's own
     method (the caller knows), its items are pieces of one input, and a loop over them computes
     one output, whatever the list is named. A list filled in a loop over data (`for x in loader`,
-    `range(0, n, batch_size)`, `next(it)`) holds data."""
+    `range(0, n, batch_size)`, `next(it)`) or over what the function was given (a parameter, the
+    object's state: `for s in samples`, `X.split(batch_size)`), or extended by it, holds data."""
     if depth <= 0:
         return False
     values = unit.bindings.get(name)
@@ -188,16 +209,22 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
         if type(call.func) is cst.Attribute and type(call.func.value) is cst.Name and call.func.value.value == name
     ]
     fills += [(node, place) for node, place in placed(unit, cst.AugAssign) if dotted_name(node.target) == name]
+    given = {p.name.value for p in unit.params} | ({unit.self_name} if unit.self_name else set())
     for fill, place in fills:  # `batches.append(t)`, `batches += [t]`
         if any(callee_name(inner) == "next" for inner in calls_in(fill)):
             return False
+        if isinstance(fill, cst.Call) and callee_name(fill) == "extend" and _reads_given(fill, given):
+            return False  # `batches.extend(loader)`: the items of what the function was given
+        if _indexes_given(fill, given):
+            return False  # `batches.append(self.dataset[i])`: an item of it (a slice `ids[a:b]` is a piece)
         for loop in place.loops:
             if isinstance(loop, cst.For) and (
                 batch_starts(loop.iter)
                 or counts_batches(loop.iter, loop.target)
                 or _iterates_data(loop.iter, unit, imports, depth - 1)
+                or (not _a_range(loop.iter) and _reads_given(loop.iter, given))
             ):
-                return False
+                return False  # over data, or over what the function was given (`for s in samples`)
             if any(callee_name(inner) == "next" for inner in loop_calls(unit, loop)):
                 return False
     return True

@@ -350,12 +350,16 @@ def names_a_count(name: str) -> bool:
     )
 
 
-def _names_a_counter(name: str) -> bool:
-    """`iter`, `max_iters`, `global_step`, `epoch`: where a loop stands, a Python int."""
-    return name.lower().rsplit("_", 1)[-1] in _COUNTER_WORDS
+def names_a_counter(name: str) -> bool:
+    """`iter`, `max_iters`, `global_step`, `epoch`, `get_num_updates`: where a loop stands, a
+    Python int (not `loss_per_step`, `hidden_last_step`: values named for a step)."""
+    *qualifiers, last = name.lower().strip("_").split("_")
+    return last in _COUNTER_WORDS and all(word in _COUNTER_QUALIFIERS for word in qualifiers)
 
 
-_COUNTER_WORDS = frozenset(["iter", "iters", "iteration", "iterations", "epoch", "epochs", "step", "steps"])
+_COUNTER_WORDS = frozenset(["iter", "iters", "iteration", "iterations", "epoch", "epochs", "step", "steps", "updates"])
+_COUNTER_QUALIFIERS = frozenset(["max", "global", "num", "n", "total", "cur", "current", "start", "inner", "outer",
+                                 "get", "completed"])  # fmt: skip
 
 
 def is_label_name(name: str) -> bool:
@@ -642,7 +646,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return UNKNOWN
     if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
         return UNKNOWN  # `x.shape`, `g.canonical_etypes`, `batch.file_names`
-    if names_a_count(name) or _names_a_counter(name):
+    if names_a_count(name) or names_a_counter(name):
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR

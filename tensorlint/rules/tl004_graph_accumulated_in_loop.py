@@ -174,7 +174,8 @@ class GraphAccumulatedInLoop(Rule):
     log record unpacked beside a loss (`loss, log_vars = model(x)`: the numbers a step reports),
     rewards unpacked beside a loss (`loss, chosen_rewards, rejected_rewards = loss_fn(...)`: a
     preference loss reports them detached, as DPO's do in TRL, torchtune and OpenRLHF; a reward
-    model's own scores, unpacked without a loss, keep its graph),
+    model's own scores keep its graph, unpacked without a loss or from a call that is or is
+    handed a network: `pairwise_loss(reward_model, batch)`),
     comprehensions in `forward` (one graph, the one its caller asked for),
     slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
     on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
@@ -327,8 +328,12 @@ class GraphAccumulatedInLoop(Rule):
                 continue
             if event.reset_this_iteration:
                 continue  # assigned afresh earlier in the same iteration: one iteration's history
-            if isinstance(event, Store) and facts.container_kind(event.unit, target)[1] == "bounded":
-                continue  # `deque(maxlen=n)`: the last n iterations' history, not a growth
+            if (
+                isinstance(event, Store)
+                and not isinstance(target, cst.Subscript)
+                and facts.container_kind(event.unit, target)[1] == "bounded"
+            ):
+                continue  # `deque(maxlen=n)`: the last n iterations' history (not `windows[k]`: a window per key)
             loop = _crossing_loop(root, event.loops)
             if loop is None:
                 continue

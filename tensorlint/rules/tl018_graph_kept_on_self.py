@@ -59,7 +59,8 @@ class GraphKeptOnSelf(Rule):
     output back into and returns (`batch.x = self.conv(batch.x)` in `forward(self, batch)`, as
     GraphGym's layers do: the call's own data, not state), non-tensors (a runner's counters,
     `runner.max_iters - runner.iter`, in a hook that backpropagates `runner.outputs["loss"]`),
-    integer indices (`_, idx = torch.topk(scores, k)`, `x.max(dim=1)`), parameters and buffers updated in place
+    integer indices (`_, idx = torch.topk(scores, k)`, `x.max(dim=1)`; not `torch.max(a, b)`, one
+    tensor), parameters and buffers updated in place
     (`self.running_mean.copy_(...)`), gradients in tensor or backward hooks, and slots of
     dicts (`self.cache["h"] = h`).
 

@@ -14,6 +14,7 @@ from tensorlint.analysis import (
     Unit,
     callee_name,
     dotted_name,
+    names_a_counter,
     own_nodes,
     placed,
     runs_steps,
@@ -65,7 +66,8 @@ class EmptyCacheInLoop(Rule):
     after training or evaluation, in loops over models, checkpoints or configurations, in an
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
     every N steps (`if step % 100 == 0:`) or on one step (`if self.get_num_updates() == 0:`,
-    `if i == 0:` for `enumerate`'s index or a counter the code counts up), when memory runs short (`if
+    `if i == 0:` for the index `enumerate` gives the loop over batches, or a counter the code
+    counts up; not `rank == 0` or `gpu_idx == 0`, true on every step of one process), when memory runs short (`if
     torch.cuda.memory_reserved() > limit:`) or when a setting named for it asks (`if
     args.empty_unused_memory_level >= 1:`), and `gc.collect()` alone.
 
@@ -178,19 +180,16 @@ def _one_step(test: cst.CSTNode, unit: Unit, place: Place) -> bool:
     counter = next(side for side in sides if type(side) is not cst.Integer)
     if _counts_iterations(counter, unit, place):
         return True
-    named = [n for n in [counter, *own_nodes(counter)] if type(n) is cst.Name]
-    return any(set(n.value.lower().split("_")) & _STEP_COUNTER_WORDS for n in named)
-
-
-# Words of a counter of steps: `step`, `global_step`, `get_num_updates()`, `batch_idx`.
-_STEP_COUNTER_WORDS = frozenset(["step", "steps", "iter", "iters", "iteration", "updates", "idx"])
+    named = [n.value for n in [counter, *own_nodes(counter)] if type(n) is cst.Name]
+    return any(names_a_counter(name) and "epoch" not in name.lower() for name in named)  # an epoch is many steps
 
 
 def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
-    """The index `enumerate` gives a loop around the call, or a name or attribute of the object
-    that the function (or a method of its class) counts up with `+= 1`."""
-    if type(expr) is cst.Name:
-        for loop in place.loops:
+    """The index `enumerate` gives the function's loop over batches (the outermost, in a function
+    that is not itself run once per step: an inner loop's index restarts every step), or a name
+    or attribute of the object that the function (or a method of its class) counts up with `+= 1`."""
+    if type(expr) is cst.Name and place.loops and Role.STEP not in unit.roles:
+        for loop in place.loops[:1]:
             target, iterable = loop.target if isinstance(loop, cst.For) else None, getattr(loop, "iter", None)
             if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
                 first = target.elements[0].value
