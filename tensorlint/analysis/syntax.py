@@ -213,7 +213,10 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
     for fill, place in fills:  # `batches.append(t)`, `batches += [t]`
         if any(callee_name(inner) == "next" for inner in calls_in(fill)):
             return False
-        if isinstance(fill, cst.Call) and callee_name(fill) == "extend" and _reads_given(fill, given):
+        extended = (
+            fill.args[0].value if isinstance(fill, cst.Call) and callee_name(fill) == "extend" and fill.args else None
+        )
+        if extended is not None and type(extended) not in (cst.List, cst.Tuple) and _reads_given(extended, given):
             return False  # `batches.extend(loader)`: the items of what the function was given
         if _indexes_given(fill, given):
             return False  # `batches.append(self.dataset[i])`: an item of it (a slice `ids[a:b]` is a piece)
