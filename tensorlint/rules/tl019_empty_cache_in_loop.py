@@ -188,13 +188,12 @@ def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
     """The index `enumerate` gives the function's loop over batches (the outermost, in a function
     that is not itself run once per step: an inner loop's index restarts every step), or a name
     or attribute of the object that the function (or a method of its class) counts up with `+= 1`."""
-    if type(expr) is cst.Name and place.loops and Role.STEP not in unit.roles:
-        for loop in place.loops[:1]:
-            target, iterable = loop.target if isinstance(loop, cst.For) else None, getattr(loop, "iter", None)
-            if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
-                first = target.elements[0].value
-                if type(first) is cst.Name and first.value == expr.value:
-                    return True
+    outermost = place.loops[0] if place.loops and Role.STEP not in unit.roles else None
+    if type(expr) is cst.Name and isinstance(outermost, cst.For) and isinstance(outermost.target, cst.Tuple):
+        iterable, first = outermost.iter, outermost.target.elements[0].value
+        enumerated = type(iterable) is cst.Call and callee_name(iterable) == "enumerate"
+        if enumerated and type(first) is cst.Name and first.value == expr.value:
+            return True
     counted = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
     if counted is None:
         return False
