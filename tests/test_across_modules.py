@@ -897,6 +897,70 @@ def test_the_cache_forgets_a_file_when_a_caller_is_added_to_the_project(tmp_path
     assert rows() == ["pkg/evaluation.py:7:9"]
 
 
+SAMPLING_MODEL = """\
+import torch
+from torch import nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(3, 3)
+
+    def forward(self, pos):
+        return self.net(pos)
+
+    def predict_positions(self, loader):
+        predicted = []
+        for pos in loader:
+            predicted.append(self(pos))
+        return torch.cat(predicted)
+"""
+
+SAMPLING_CRITERION = """\
+import torch
+
+
+class SamplingLoss:
+    def __call__(self, model, sample):
+        CALL
+        return out.mean()
+"""
+
+QUIET_SAMPLING = "with torch.no_grad():\n            out = model.predict_positions(sample)"
+LOUD_SAMPLING = "out = model.predict_positions(sample)"
+
+
+@pytest.mark.parametrize(
+    ("modules", "expected"),
+    [
+        ({"pkg/criterion.py": QUIET_SAMPLING}, []),
+        ({"pkg/criterion.py": LOUD_SAMPLING}, [(16, "TL004")]),
+        # a copy of the package beside it, whose criterion runs its own copy with gradients on
+        ({"pkg/criterion.py": QUIET_SAMPLING, "copy/pkg/model.py": None, "copy/pkg/criterion.py": LOUD_SAMPLING}, []),
+        (
+            {"pkg/criterion.py": LOUD_SAMPLING, "copy/pkg/model.py": None, "copy/pkg/criterion.py": QUIET_SAMPLING},
+            [(16, "TL004")],
+        ),
+        # another model beside this one defines a method so named: the criterion may call either
+        ({"pkg/criterion.py": QUIET_SAMPLING, "pkg/other_model.py": None}, [(16, "TL004")]),
+    ],
+)
+def test_a_method_called_by_a_module_that_never_names_its_class(
+    tmp_path: Path, modules: dict[str, str | None], expected: list[tuple[int, str]]
+) -> None:
+    """A criterion handed the model calls `model.predict_positions(...)` under `no_grad` without
+    naming the model's class: the call is the method's when no module nearer to the criterion
+    defines a method so named (None: a copy of the model there)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    model = tmp_path / "pkg" / "model.py"
+    for name, call in {"pkg/model.py": None, **modules}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        text = SAMPLING_MODEL if call is None else SAMPLING_CRITERION.replace("CALL", call)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(model)] == expected
+
+
 NOISE_DATASET = """\
 import torch
 from torch.utils.data import Dataset

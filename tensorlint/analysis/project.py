@@ -9,6 +9,7 @@ per process, and never executed.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -201,16 +202,24 @@ class Project:
         project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs
         under `no_grad` or `inference_mode`; a module that cannot be read counts as a call with
         gradients on. Only modules that name what defines it count: its class (`owner`), or for a
-        function, its module. The whole project is read up to `_MAX_SCANNED_FOR_CALLS` modules,
-        else the importer's folder (a repository of examples has a `SAGE.inference` in each):
-        reading more costs more than a file's check."""
+        function, its module; for a method, also every module nearer to the importer than to any
+        other module that defines a method so named (`model.get_sampling_output(...)` in a
+        criterion handed the model: the project's only definition, or its copy's). The whole
+        project is read up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder (a
+        repository of examples has a `SAGE.inference` in each): reading more costs more than a
+        file's check."""
         scan = self._scan_for_calls(importer)
         if scan is None:
             return []
         here = importer.resolve()
+        definers = scan.defining(name) if owner is not None else []
+        if definers:  # a module that defines it too, added later, changes the answer
+            self.loaded.update(scan.modules)
         found: list[bool] = []
         for path in scan.calling(name):
-            if path == here or not self._names(path, owner or here.stem):
+            if path == here:
+                continue
+            if not (_nearest(path, definers) == here or self._names(path, owner or here.stem)):
                 continue
             calls = self._grad_free_calls(path)
             if calls is not None and name not in calls:
@@ -510,6 +519,14 @@ def _emptied(node: ast.AST) -> Iterator[str]:
             and t.slice.upper is None
         ]  # fmt: skip
     yield from (attribute for t in targets if (attribute := outside(t)) is not None)
+
+
+def _nearest(path: Path, candidates: list[Path]) -> Path | None:
+    """The candidate sharing the most folders with `path`; None when none shares more than all others."""
+    shared = sorted(((len(Path(os.path.commonpath([path, c])).parts), c) for c in candidates), reverse=True)
+    if not shared or (len(shared) > 1 and shared[0][0] == shared[1][0]):
+        return None
+    return shared[0][1]
 
 
 def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
