@@ -126,6 +126,7 @@ from tensorlint.analysis.values import (
     evaluate,
     is_criterion_name,
     is_data_name,
+    is_index_name,
     is_loss_name,
     is_model_name,
     is_torch_module_class,
@@ -629,7 +630,7 @@ class _Walker:
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
-                value = GRAPH if is_tensor else UNKNOWN
+                value = (TENSOR if is_index_name(name) else GRAPH) if is_tensor else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):

@@ -384,7 +384,13 @@ def is_data_name(name: str) -> bool:
     """A parameter named for what a step is given by the data, or for integer indices
     (`pred_index_mat`, `token_ids`): what a per-step method is handed under such a name has no
     graph, where a model's output would."""
-    return is_label_name(name) or is_input_name(name) or bool(set(name.lower().split("_")) & _INDEX_WORDS)
+    return is_label_name(name) or is_input_name(name) or is_index_name(name)
+
+
+def is_index_name(name: str) -> bool:
+    """A name for integer indices (`position_ids`, `token_idx`, `indices`): an integer tensor
+    cannot require grad, so what it holds carries no graph, even in `forward`."""
+    return bool(set(name.lower().split("_")) & _INDEX_WORDS)
 
 
 _INDEX_WORDS = frozenset(["index", "indices", "idx", "ids"])
