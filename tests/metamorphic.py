@@ -290,7 +290,7 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
     "sample", "infer", "trainset", "valset", "testset", "devset", "evalset", "feat", "emb", "hidden", "latent",
     "repr", "acc", "correct", "device", "cuda", "moments", "rms", "meanstd", "meanvar", "normaliz", "normalis",
-    "rescal", "standardiz", "whiten",
+    "rescal", "standardiz", "whiten", "tokenizer",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",

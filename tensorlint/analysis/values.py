@@ -646,8 +646,11 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
     if base.module and not base.tensor:
         if name in PARAMETER_ATTRIBUTES:  # `self.fc.weight`: a parameter, unless the module is frozen
             return TENSOR if base.frozen else PARAMETER
-        # `model.encoder` is a submodule; `model.device` or `model.config` are not.
-        return UNKNOWN if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") else MODULE
+        # `model.encoder` is a submodule; `model.device`, `model.config` or `model.tokenizer` (whose
+        # `decode` gives text) are not.
+        if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or "tokenizer" in name.lower():
+            return UNKNOWN
+        return MODULE
     if not base.tensor:
         return UNKNOWN
     if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
