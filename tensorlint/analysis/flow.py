@@ -438,16 +438,9 @@ class _Walker:
         wrong costs a finding at most)."""
         func = call.func
         if isinstance(func, cst.Name):
-            found = self.unit.lookup_def(func.value)
-            if found is not None:
-                return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
-            imported = resolve_import(self.facts, func.value) if read_modules else None
-            if imported is not None:
-                facts, name = imported
-                unit = facts.index.module_unit.defs.get(name)
-                return (facts, unit) if unit is not None else None
+            found = self._function_named(self.unit, func.value, read_modules)
             # `compute_loss(pred, targets)` after `compute_loss = ComputeLoss(model)`: its `__call__`
-            return self._method_of(func, "__call__")
+            return found if found is not None else self._method_of(func, "__call__")
         if not isinstance(func, cst.Attribute):
             return None
         through = self.imports.through_module(func) if read_modules else None
@@ -456,7 +449,45 @@ class _Walker:
             unit = facts.index.module_unit.defs.get(name)
             return (facts, unit) if unit is not None and isinstance(unit.node, cst.FunctionDef) else None
         method = func.attr.value
-        return self._method_of(func.value, method) or self._method_named_for(func.value, method, across_project)
+        return (
+            self._method_of(func.value, method)
+            or self._stored_function(func, read_modules)
+            or self._method_named_for(func.value, method, across_project)
+        )
+
+    def _function_named(self, unit: Unit, name: str, read_modules: bool) -> tuple[Facts, Unit] | None:
+        """The function of the project that `name` means in `unit`: defined there or around it, or imported."""
+        found = unit.lookup_def(name)
+        if found is not None:
+            return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
+        imported = resolve_import(self.facts, name) if read_modules else None
+        if imported is None:
+            return None
+        facts, defined = imported
+        found = facts.index.module_unit.defs.get(defined)
+        return (facts, found) if found is not None and isinstance(found.node, cst.FunctionDef) else None
+
+    def _stored_function(self, func: cst.Attribute, read_modules: bool) -> tuple[Facts, Unit] | None:
+        """`self.critic_loss_fn(...)` where every `self.critic_loss_fn = ...` of the class stores one
+        function of the project by its name (`= ppo_critic_loss`, not a parameter so named)."""
+        cls = self.unit.cls
+        if cls is None or not self._on_self(func.value):
+            return None
+        stored = [
+            pair for c in lineage(self.index.classes, cls) for pair in c.attribute_values.get(func.attr.value, [])
+        ]
+        names = {
+            value.value
+            if type(value) is cst.Name
+            and value.value not in unit.bindings
+            and all(param.name.value != value.value for param in unit.params)
+            else None
+            for value, unit in stored
+        }
+        if len(names) != 1 or None in names:
+            return None
+        (name,) = names
+        return self._function_named(stored[0][1], name, read_modules)
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
@@ -643,8 +674,14 @@ class _Walker:
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
             elif (annotated := single_class(words)) and (instance := self.local_instance(annotated, [])):
                 value = instance  # `meter: ErrorMeter`, `model: Net`: an instance of the project's class
-            elif not words and not is_model_name(name) and (passed := self._passed_instance(position, name)):
-                value = passed  # `run_epoch(data, model, SimpleLossCompute(...))`: an object of the file's class
+            elif (
+                not words
+                and (passed := self._passed_instance(position, name))
+                and not (is_model_name(name) and passed.module)
+            ):
+                # `run_epoch(data, model, SimpleLossCompute(...))`: an object of the file's class; under a
+                # network's name only a plain object (`encoder = Encoder(args)`, a text encoder)
+                value = passed
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
             elif position == 0 and unit.is_method and unit.name in LIGHTNING_STEPS and not words:
