@@ -484,10 +484,8 @@ class _Walker:
             else None
             for value, unit in stored
         }
-        if len(names) != 1 or None in names:
-            return None
-        (name,) = names
-        return self._function_named(stored[0][1], name, read_modules)
+        name = names.pop() if len(names) == 1 else None
+        return self._function_named(stored[0][1], name, read_modules) if name is not None else None
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
