@@ -2795,6 +2795,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     facts.attribute_cache[key] = UNKNOWN  # guards self.a = self.b; self.b = self.a
     classes = attribute_family(facts.index.classes, cls, attribute)
     value = MODULE if any(attribute in c.module_attributes for c in classes) else UNKNOWN
+    frozen_when_made = []  # `self.net = vgg16().eval().requires_grad_(False)`, per assignment
     for expr, unit in (pair for c in classes for pair in c.attribute_values.get(attribute, [])):
         walker = _Walker(facts, unit)
         walker._bind_params()
@@ -2806,9 +2807,12 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
             # that the file's constructions pass
             assigned = replace(assigned, instance=_constructed(facts, unit, given.value).instance)
         value = value.join(assigned)
+        frozen_when_made.append(assigned.frozen)
     if value.instance is None:
         value = replace(value, instance=_item_instance(facts, classes, attribute))
-    frozen = any(attribute in c.frozen_attributes for c in classes)
+    frozen = any(attribute in c.frozen_attributes for c in classes) or (
+        bool(frozen_when_made) and all(frozen_when_made)
+    )
     if value == UNKNOWN and attribute in PARAMETER_ATTRIBUTES and _inherits_a_layer(facts, cls):
         value = TENSOR if frozen else PARAMETER  # `self.weight` of `class SNConv2d(nn.Conv2d)`
     value = Value(

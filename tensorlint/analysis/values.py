@@ -751,6 +751,12 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     return UNKNOWN
 
 
+def _after_a_module_method(call: cst.Call) -> bool:
+    """`build(cfg).eval().requires_grad_(False)`: called on what `eval()` or `train()` returned, a module."""
+    before = receiver(call)
+    return type(before) is cst.Call and callee_name(before) in ("eval", "train") and receiver(before) is not None
+
+
 def _instance(call: cst.Call, name: str, args: list[Value], scope: Scope) -> Value | None:
     """An instance of the project's class `name`; a record's fields each with its own value
     (`StepResult(objective=loss, seconds=dt)`)."""
@@ -1043,6 +1049,10 @@ def _only_a_dtype(call: cst.Call, scope: Scope) -> bool:
 
 
 def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value | None:
+    if name == "requires_grad_" and not recv.tensor and (recv.module or _after_a_module_method(call)):
+        # `models.vgg16().eval().requires_grad_(False)`: a frozen network (only modules have `eval()`)
+        off = bool(call.args) and literal_bool(call.args[0].value) is False
+        return replace(recv if recv.module else MODULE, frozen=off)
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
             return recv
