@@ -192,7 +192,8 @@ class _Walker:
         self.loops: list[Loop] = []
         self.discarded: cst.BaseExpression | None = None  # the value of the expression statement walked last
         self.arguments = arguments  # when summarising: the value every argument is assumed to have
-        self.returns = UNKNOWN
+        self.returns = UNKNOWN  # what the returns give, joined; the first one as it is
+        self.has_returned = False
         self.returned_elements: list[Value] | None = None  # per position, while every return is a tuple
         self.returns_other = False  # a return that is not a tuple display of that length
         self.tensor_hooks: list[tuple[cst.CSTNode, str]] = []  # (closure, the local tensor it hooks)
@@ -1061,7 +1062,9 @@ class _Walker:
             if small.value is not None:
                 self._effects(small.value)
                 returned = self._returned_value(small.value)
-                self.returns = self.returns.join(returned)
+                # Joined with the returns before it only: a function that returns numbers gives a number.
+                self.returns = self.returns.join(returned) if self.has_returned else returned
+                self.has_returned = True
                 if not self._output_and_its_loss(small.value):
                     self._escape(returned, "returned")
                 self.facts.returned.setdefault(id(self.unit), set()).update(self._kept_references(small.value))
