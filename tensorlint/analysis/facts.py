@@ -29,7 +29,7 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
-from tensorlint.analysis.syntax import declared_container
+from tensorlint.analysis.syntax import declared_container, only_called
 from tensorlint.analysis.values import UNKNOWN, Value, is_input_name
 from tensorlint.analysis.walk import walk
 
@@ -215,6 +215,8 @@ class Facts:
     step_functions: set[int] = field(default_factory=set)  # id(nested function) called so
     # id(unit) -> containers emptied on every path through it (before or after what it stores)
     reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
+    # id(nested function) -> at each call of it by its parent, the names the parent made afresh before it
+    fresh_at_calls: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     # Units that only set attributes, left unwalked until `names_at_end` or `resets` asks for
     # one: `walk_later` walks it then (flow.analyze sets both).
     deferred: dict[int, Unit] = field(default_factory=dict)
@@ -357,11 +359,24 @@ class Facts:
             aliased = _alias_of_long_lived(self, owner, values)
             if aliased is not None:
                 return aliased
+            if owner is not unit and self._made_for_each_call(unit, owner, name):
+                return "local", _kind_of(self.imports, values)
             if name in owner.managed_globals or (owner is not unit and owner.removes_hooks):
                 # Emptied in its function, or filled by hooks that function removes again.
                 return ("closure" if owner is not unit else "local"), "managed"
             return ("closure" if owner is not unit else "local"), _kind_of(self.imports, values)
         return "local", None
+
+    def _made_for_each_call(self, unit: Unit, owner: Unit, name: str) -> bool:
+        """A container of the enclosing function that it makes afresh before each call of the nested
+        one, which it only calls (`matches = []`, then `add_matches(...)` in `forward`): what the
+        nested function keeps there lives as long as that one call of the enclosing function."""
+        calls = self.fresh_at_calls.get(id(unit))
+        if unit.parent is not owner or not calls or not all(name in fresh for fresh in calls):
+            return False
+        node = unit.node
+        assert isinstance(node, cst.FunctionDef)  # only functions are called by name
+        return only_called(owner.node, node.name)
 
     def _emptied_by_another_module(self, classes: list[ClassInfo], attribute: str) -> bool:
         """`self.mac_unit.history = []` in the module of the model that holds the unit: emptied by

@@ -1044,9 +1044,11 @@ class _Walker:
                 if isinstance(deleted, cst.Subscript):
                     self._note_reset(deleted.value, _is_whole_slice(deleted))
         elif isinstance(small, cst.AnnAssign):
-            if small.value is not None:
+            if small.value is not None:  # `outs: list[Tensor] = []` resets as `outs = []` does
                 self._effects(small.value)
                 self._assign(small.target, small.value, evaluate(small.value, self), small)
+                self._note_reset(small.target, resets_container(small.value, small.target))
+                self._note_assigned(small.target, small.value)
         elif isinstance(small, cst.AugAssign):
             self._aug_assign(small)
         elif isinstance(small, cst.Expr):
@@ -1766,6 +1768,11 @@ class _Walker:
             if made.graph and not any(evaluate(arg.value, self).graph for arg in call.args):
                 # `model(x)`, `criterion(...)`: a graph made in this iteration, in every loop around it
                 self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
+        if self.arguments is None and type(call.func) is cst.Name and (inner := self.unit.defs.get(call.func.value)):
+            # `walk_scores = []` before `compute_walk_score(...)` (in the same iteration, in a loop):
+            # what the nested function fills there is this call's
+            fresh = self.iteration_fresh[-1] if self.iteration_fresh else self.fresh
+            self.facts.fresh_at_calls.setdefault(id(inner), []).append(frozenset(fresh))
         if self.loops and self.arguments is None and (nested := self._step_function_called(call)) is not None:
             # `for x in xs: _step(x)`: the function this one defines runs in these loops
             self.facts.loops_at_call.setdefault(id(nested), (tuple(self.loops), self.grad_enabled, self.unit))

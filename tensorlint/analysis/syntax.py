@@ -1149,3 +1149,16 @@ def metric_list_states(classes: dict[str, ClassInfo], cls: ClassInfo) -> frozens
             if isinstance(default, cst.List) and name is not None:
                 found.add(name)
     return frozenset(found)
+
+
+def only_called(tree: cst.CSTNode, name: cst.Name) -> bool:
+    """Whether the function that `name` defines is only ever called in `tree`, never handed on
+    (returned, stored, registered as a hook): it cannot outlive the code around it."""
+    called: set[int] = set()
+    uses: list[cst.Name] = []
+    for node in walk(tree):
+        if type(node) is cst.Call and type(node.func) is cst.Name:
+            called.add(id(node.func))
+        elif type(node) is cst.Name and node.value == name.value and node is not name:
+            uses.append(node)
+    return all(id(use) in called for use in uses)
