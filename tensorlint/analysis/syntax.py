@@ -145,7 +145,10 @@ _BATCH_SIZE_WORDS = frozenset(["batch", "bs", "bsz", "batchsize", "minibatch"])
 
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
     """Whether an iterable reads a loader, directly or through names bound to one a few steps
-    away (`pbar = tqdm(test_loader)` then `for x, y in pbar`)."""
+    away (`pbar = tqdm(test_loader)` then `for x, y in pbar`). Not a mapping's entries
+    (`for name, data in dict_data.items()`): the fields or names of one object."""
+    if type(iterable) is cst.Call and callee_name(iterable) in ("items", "keys") and not iterable.args:
+        return False
     calls = [n for n in [iterable, *walk(iterable)] if type(n) is cst.Call]
     called = {dotted_name(n.func) for n in calls}
     # `range(args.itr)`, `range(num_iters)`: a count of iterations (of runs, perhaps), not an iterator
