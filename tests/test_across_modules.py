@@ -1138,3 +1138,54 @@ def test_a_method_of_a_class_of_the_file_is_not_guessed_from_another_module(tmp_
     loss.write_text(GATHERED_LOSS, encoding="utf-8")
     found = lint_source(loss.read_text(encoding="utf-8"), str(loss), codes={"TL001", "TL018"}, project=Project())
     assert [(f.location.row, f.code) for f in found] == []
+
+
+SLAM_LOSSES = """\
+import torch
+
+
+def geodesic_loss(poses, target):
+    error = (poses - target).norm(dim=-1)
+    metrics = {"rot_error": error.mean().item(), "bad": (error > 0.1).float().mean().item()}
+    return error.mean(), metrics
+"""
+
+SLAM_TRAIN = """\
+import sys
+PATH_LINE
+
+import torch
+from geom import losses
+
+
+def train(model, loader, optimizer, logger):
+    for images, target in loader:
+        poses = model(images)
+        loss, metrics = losses.geodesic_loss(poses, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.append(metrics)
+"""
+
+
+@pytest.mark.parametrize(
+    ("path_line", "expected"),
+    [
+        ('sys.path.append("droid_slam")', []),
+        ('sys.path.insert(0, "droid_slam")', []),
+        ("", [(15, "TL004")]),  # not resolved: the metrics unpacked beside the loss are judged to carry it
+    ],
+)
+def test_an_import_from_a_folder_the_script_adds_to_sys_path(
+    tmp_path: Path, path_line: str, expected: list[tuple[int, str]]
+) -> None:
+    """A training script adds `droid_slam` to `sys.path` and imports `geom.losses` from there:
+    the loss function's metrics are `.item()` numbers, so the list of them keeps no graph."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "droid_slam" / "geom").mkdir(parents=True)
+    (tmp_path / "droid_slam" / "geom" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "droid_slam" / "geom" / "losses.py").write_text(SLAM_LOSSES, encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text(SLAM_TRAIN.replace("PATH_LINE", path_line), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(train)] == expected

@@ -54,6 +54,8 @@ def _emptied_attributes(text: str) -> Iterator[str]:
 
 _NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 _MAX_SCANNED_FOR_CALLS = 400
+# `sys.path.append("droid_slam")`, `sys.path.insert(0, "./src")`: a literal folder added to the search path
+_SYS_PATH_ADDITION = re.compile(r"""sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?(['"])([^'"\n]+)\1\s*\)""")
 _CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
 _LOADER_CALL = re.compile(rf"\b({'|'.join(sorted(LOADER_CLASSES))})[ \t]*\(")
 # A project larger than this is not scanned for a method's definers: the scan reads every module,
@@ -127,6 +129,7 @@ class Project:
         self._re_exports: dict[Path, list[tuple[str, str, str]]] = {}  # file -> (module, name, local name)
         self._dropped: list[Facts] = []  # modules no longer kept, to release after the file
         self._folders: dict[Path, Path] = {}  # importer -> its resolved folder
+        self._path_additions: dict[Path, list[Path]] = {}  # importer -> folders it adds to `sys.path`
         self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
         self._probed_files: dict[Path, bool] = {}
         self._probed: dict[Path, bool] = {}
@@ -333,6 +336,22 @@ class Project:
         found = self._found.get(key)
         if found is None:
             found = self._found[key] = [path.resolve() for path in self._candidates(*key)]
+        if not found and not module_name.startswith("."):
+            return self._on_added_paths(importer, module_name)
+        return found
+
+    def _on_added_paths(self, importer: Path, module_name: str) -> list[Path]:
+        """The files `module_name` may mean in the folders the importer adds to `sys.path` by a
+        literal path, relative to its own folder (`sys.path.append("droid_slam")` before
+        `from geom import losses` in a training script at the repository's root)."""
+        if importer not in self._path_additions:
+            added = _SYS_PATH_ADDITION.findall(self._text(importer)) if importer.suffix == ".py" else []
+            self._path_additions[importer] = [self._folder(importer) / folder for _, folder in added]
+        parts = module_name.split(".")
+        found = []
+        for base in self._path_additions[importer]:
+            target = base.joinpath(*parts)
+            found += [c.resolve() for c in (target.with_suffix(".py"), target / "__init__.py") if self._is_file(c)]
         return found
 
     def _candidates(self, folder: Path, module_name: str) -> list[Path]:
