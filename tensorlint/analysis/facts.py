@@ -203,6 +203,7 @@ class Facts:
     escapes: list[ClosureEscape] = field(default_factory=list)
     cuda_work: list[CudaWork] = field(default_factory=list)
     final_env: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(unit) -> names at its end
+    names_before_loop: dict[int, dict[str, Value]] = field(default_factory=dict)  # id(loop node) -> names there
     # id(argument expression) -> its value where the call is made (a helper's parameters take it)
     argument_values: dict[int, Value] = field(default_factory=dict)
     summaries: dict[int, Summary] = field(default_factory=dict)  # id(unit) -> summary (flow.summary fills it)

@@ -696,7 +696,7 @@ class _Walker:
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
                 value = replace(SCALAR, cuda=True) if value.cuda else SCALAR
-            elif self.arguments is not None:
+            elif self.arguments is not None and not value.module:  # a network stays one: `embed(model, text)`
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`
         for name, bound in unit.skip_keywords.items():
@@ -862,6 +862,8 @@ class _Walker:
             self._effects(statement.test)
         loop = self._loop_info(statement)
         before, fresh = dict(self.env), set(self.fresh)
+        if self.arguments is None:
+            self.facts.names_before_loop.setdefault(id(statement), before)
         self.loops.append(loop)
         self.iteration_fresh.append(set())
         self._block(statement.body)

@@ -299,7 +299,7 @@ def _reaches_earlier_graph(facts: Facts, unit: Unit, loop: cst.For | cst.While, 
     assigned = {name for written, _ in _assigns(loop) for name in written}
     if isinstance(loop, cst.For):
         assigned |= references(loop.target)
-    env = facts.names_at_end(unit) or {}
+    env = facts.names_before_loop.get(id(loop)) or facts.names_at_end(unit) or {}
     return any(env[name].graph for name in _sources(loop, loss) - assigned if name in env)
 
 
