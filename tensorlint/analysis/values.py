@@ -329,8 +329,10 @@ def is_model_name(name: str) -> bool:
 
 def names_a_log(name: str) -> bool:
     """The record of numbers a step reports beside its loss: `loss, log_vars = model(x)`,
-    `loss, sample_size, logging_output = criterion(model, sample)`."""
-    return name.lower() in _LOG_NAMES
+    `loss, sample_size, logging_output = criterion(model, sample)`, ESPnet's and icefall's
+    `loss, stats, weight = model(...)` (`stats_g`, `stats_d` of a GAN's two passes)."""
+    lowered = name.lower()
+    return lowered in _LOG_NAMES or lowered.split("_")[0] == "stats"
 
 
 _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output", "logging_outputs", "log_info",
