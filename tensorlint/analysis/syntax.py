@@ -684,6 +684,15 @@ def _annotated_container(param: cst.Param) -> str | None:
     return "dict" if name in ("dict", "Dict", "Mapping") else "tuple" if name in ("tuple", "Tuple") else "list"
 
 
+def _around_the_steps(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
+    """An epoch loop: it reads no data itself, and a loop inside it is the one over batches; what
+    it calls beside that loop (`self.evaluate()` after it) runs once per epoch."""
+    if iterates_loader(loop, unit, imports) or iterates_examples(loop, unit):
+        return False
+    inner = (node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While)
+    return any(is_training_iteration(node, unit, imports) for node in inner)
+
+
 def assign_loop_step_roles(index: ModuleIndex) -> None:
     """A function that a loop over batches calls by name (`train_step(model, batch, stats)`, a
     nested `step(x, y)`) runs once per batch, as a framework's per-step method does: what it keeps
@@ -698,7 +707,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
         loops: list[cst.For | cst.While] = [loop for loop, _ in placed(caller, cst.For)]
         loops += [loop for loop, _ in placed(caller, cst.While)]
         for loop in loops:
-            if not is_training_iteration(loop, caller, index.imports):
+            if not is_training_iteration(loop, caller, index.imports) or _around_the_steps(loop, caller, index.imports):
                 continue
             made_per_iteration: set[str] | None = None
             for call in loop_calls(caller, loop):
