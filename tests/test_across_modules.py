@@ -942,6 +942,8 @@ LOUD_SAMPLING = "out = model.predict_positions(sample)"
             {"pkg/criterion.py": LOUD_SAMPLING, "copy/pkg/model.py": None, "copy/pkg/criterion.py": QUIET_SAMPLING},
             [(16, "TL004")],
         ),
+        # a script as near to another model's module calls a method so named with gradients on
+        ({"pkg/criterion.py": QUIET_SAMPLING, "other/model.py": None, "train.py": LOUD_SAMPLING}, [(16, "TL004")]),
         # another model beside this one defines a method so named: the criterion may call either
         ({"pkg/criterion.py": QUIET_SAMPLING, "pkg/other_model.py": None}, [(16, "TL004")]),
     ],

@@ -375,6 +375,8 @@ class Facts:
         calls = self.fresh_at_calls.get(id(unit))
         if unit.parent is not owner or not calls or not all(name in fresh for fresh in calls):
             return False
+        if _handed_on(owner, name):
+            return False
         node = unit.node
         assert isinstance(node, cst.FunctionDef)  # only functions are called by name
         return only_called(owner.node, node.name)
@@ -394,6 +396,20 @@ class Facts:
             return "managed"
         values = [v for cls in classes for v, _ in cls.attribute_values.get(attribute, [])]
         return _kind_of(self.imports, [*values, *self.index.foreign_attributes.get(attribute, [])])
+
+
+def _handed_on(unit: Unit, name: str) -> bool:
+    """Whether the function returns or yields the container itself, or binds it to another name
+    (`return outs`, `return outs, n`, `self.kept = outs`): it then outlives the call. (Not
+    `torch.cat(outs)`, a new tensor.)"""
+    handed = [node.value for node, _ in placed(unit, cst.Return)]
+    handed += [node.value for node, _ in placed(unit, cst.Yield) if not isinstance(node.value, cst.From)]
+    handed += [node.value for node, _ in placed(unit, cst.Assign)]
+    for value in handed:
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        if any(type(item) is cst.Name and item.value == name for item in items):
+            return True
+    return False
 
 
 def _returns(unit: Unit, name: str) -> bool:

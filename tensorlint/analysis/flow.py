@@ -185,6 +185,7 @@ class _Walker:
         self.index = facts.index
         self.unit = unit
         self.imports = facts.imports
+        self.turns_gradients_on = facts.index.turns_gradients_on
         self.env: dict[str, Value] = {}
         self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
         self.grad_enabled = not (self._decorated_no_grad() or self._called_only_under_no_grad())
@@ -469,22 +470,15 @@ class _Walker:
         return (facts, found) if found is not None and isinstance(found.node, cst.FunctionDef) else None
 
     def _stored_function(self, func: cst.Attribute, read_modules: bool) -> tuple[Facts, Unit] | None:
-        """`self.critic_loss_fn(...)` where every `self.critic_loss_fn = ...` of the class stores one
-        function of the project by its name (`= ppo_critic_loss`, not a parameter so named)."""
-        cls = self.unit.cls
-        if cls is None or not self._on_self(func.value):
+        """`self.critic_loss_fn(...)` where the class, its bases and its subclasses store one
+        function of the project by its name (`self.critic_loss_fn = ppo_critic_loss`, not a
+        parameter so named), and no code sets it on an object from outside."""
+        cls, attribute = self.unit.cls, func.attr.value
+        if cls is None or not self._on_self(func.value) or attribute in self.index.foreign_attributes:
             return None
-        stored = [
-            pair for c in lineage(self.index.classes, cls) for pair in c.attribute_values.get(func.attr.value, [])
-        ]
-        names = {
-            value.value
-            if type(value) is cst.Name
-            and value.value not in unit.bindings
-            and all(param.name.value != value.value for param in unit.params)
-            else None
-            for value, unit in stored
-        }
+        family = [*lineage(self.index.classes, cls), *heirs(self.index.classes, cls)]
+        stored = [pair for c in family for pair in c.attribute_values.get(attribute, [])]
+        names = {_function_name(value, unit) for value, unit in stored}
         name = names.pop() if len(names) == 1 else None
         return self._function_named(stored[0][1], name, read_modules) if name is not None else None
 
@@ -660,7 +654,8 @@ class _Walker:
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
-                value = (TENSOR if is_index_name(name) else GRAPH) if is_tensor else UNKNOWN
+                indices = is_index_name(name) and not any("Float" in word for word in words)
+                value = (TENSOR if indices else GRAPH) if is_tensor else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
             elif any(w.endswith("Tensor") for w in words):
@@ -676,10 +671,10 @@ class _Walker:
             elif (
                 not words
                 and (passed := self._passed_instance(position, name))
-                and not (is_model_name(name) and passed.module)
+                and not (is_model_name(name) and not self._plain_object(passed))
             ):
                 # `run_epoch(data, model, SimpleLossCompute(...))`: an object of the file's class; under a
-                # network's name only a plain object (`encoder = Encoder(args)`, a text encoder)
+                # network's name only one that neither is nor holds a network (`Encoder(args)`, of text)
                 value = passed
             elif not words and (is_model_name(name) or is_criterion_name(name)):
                 value = MODULE  # `def evaluate(model, loader)`, `criterion`: named for what it holds
@@ -696,7 +691,7 @@ class _Walker:
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
                 value = replace(SCALAR, cuda=True) if value.cuda else SCALAR
-            elif self.arguments is not None and not value.module:  # a network stays one: `embed(model, text)`
+            elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`
         for name, bound in unit.skip_keywords.items():
@@ -705,6 +700,14 @@ class _Walker:
             self.env[unit.self_name] = Value(module=unit.cls.is_module, instance=unit.cls.name)
         if unit.call_sites and self.arguments is None:
             self._bind_from_call_sites(positional)
+
+    def _plain_object(self, value: Value) -> bool:
+        """An object of the file's class that is no network and keeps none on itself."""
+        cls = self.index.classes.get(value.instance) if value.instance is not None else None
+        if cls is None or value.module:
+            return False
+        attributes = {name for c in lineage(self.index.classes, cls) for name in c.attribute_values}
+        return not any(attribute_value(self.facts, cls, name).module for name in attributes)
 
     def _passed_instance(self, position: int, name: str) -> Value | None:
         """An instance of one class of this file that a module-level function's parameter holds:
@@ -862,8 +865,9 @@ class _Walker:
             self._effects(statement.test)
         loop = self._loop_info(statement)
         before, fresh = dict(self.env), set(self.fresh)
-        if self.arguments is None:
-            self.facts.names_before_loop.setdefault(id(statement), before)
+        if self.arguments is None:  # joined over the walks of the loops around it
+            known = self.facts.names_before_loop.get(id(statement))
+            self.facts.names_before_loop[id(statement)] = before if known is None else _join_env(known, before)
         self.loops.append(loop)
         self.iteration_fresh.append(set())
         self._block(statement.body)
@@ -1067,7 +1071,8 @@ class _Walker:
                 self._effects(small.value)
                 returned = self._returned_value(small.value)
                 # Joined with the returns before it only: a function that returns numbers gives a number.
-                self.returns = self.returns.join(returned) if self.has_returned else returned
+                # (Not a return in a loop: the loop is walked once, before its later iterations' values.)
+                self.returns = self.returns.join(returned) if self.has_returned or self.loops else returned
                 self.has_returned = True
                 if not self._output_and_its_loss(small.value):
                     self._escape(returned, "returned")
@@ -2772,6 +2777,13 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     if default is None:
         return True
     return isinstance(default, cst.Name) and default.value == "None"
+
+
+def _function_name(value: cst.BaseExpression, unit: Unit) -> str | None:
+    """The name of a function stored by its name (`= ppo_critic_loss`), not of a parameter or a local."""
+    if type(value) is not cst.Name or value.value in unit.bindings:
+        return None
+    return None if any(param.name.value == value.value for param in unit.params) else value.value
 
 
 def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:

@@ -374,6 +374,9 @@ class ModuleIndex:
     calls_under_no_grad: dict[str, list[bool]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
     registers_hooks: bool = False  # the module calls a hook registration at all
+    # the module turns gradients on somewhere (`requires_grad_()`, `p.requires_grad = True`): a
+    # network frozen as it is built may be unfrozen later
+    turns_gradients_on: bool = False
     # (id(class), method name) -> the subclasses' methods that override it (subclass_overrides)
     overriding: dict[tuple[int, str], list[Unit]] = field(default_factory=dict)
 
@@ -414,6 +417,7 @@ class _Indexer:
         self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
         self.names_no_grad = False
         self.registers_hooks = False
+        self.turns_gradients_on = False
         self.loader_calls: list[cst.Call] = []
         self.loader_units: list[Unit] = []
         self.foreign_attributes: dict[str, list[cst.BaseExpression]] = {}  # `module.outputs = []`
@@ -581,6 +585,12 @@ class _Indexer:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._bind(target.target, node.value)
+            if (
+                type(target.target) is cst.Attribute
+                and target.target.attr.value == "requires_grad"
+                and literal_bool(node.value) is not False
+            ):
+                self.turns_gradients_on = True  # `p.requires_grad = True`
             method = self.unit.method_unit()
             in_init = method is not None and method.name == "__init__"
             slot = target.target
@@ -704,6 +714,8 @@ class _Indexer:
             self.names_no_grad = True
         if name in MODULE_HOOK_REGISTRATIONS or name in TENSOR_HOOK_REGISTRATIONS:
             self.registers_hooks = True  # a handle may be kept: without one, no value is looked at for it
+        if name == "requires_grad_" and (not node.args or literal_bool(node.args[0].value) is not False):
+            self.turns_gradients_on = True
         if recv is not None:
             if name == "remove" and not node.args:
                 self.unit.removes_hooks = True  # RemovableHandle.remove(); list.remove takes an item
@@ -864,6 +876,7 @@ def build_index(
         hook_calls=indexer.hook_calls,
         names_no_grad=indexer.names_no_grad,
         registers_hooks=indexer.registers_hooks,
+        turns_gradients_on=indexer.turns_gradients_on,
         loader_calls=[],
         foreign_attributes=indexer.foreign_attributes,
         foreign_writes=indexer.foreign_writes,

@@ -205,24 +205,27 @@ class Project:
         project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs
         under `no_grad` or `inference_mode`; a module that cannot be read counts as a call with
         gradients on. Only modules that name what defines it count: its class (`owner`), or for a
-        function, its module; for a method, also every module nearer to the importer than to any
-        other module that defines a method so named (`model.get_sampling_output(...)` in a
-        criterion handed the model: the project's only definition, or its copy's). The whole
-        project is read up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder (a
-        repository of examples has a `SAGE.inference` in each): reading more costs more than a
-        file's check."""
+        function, its module. A method named in words (`get_sampling_output`, not `score`, which
+        a library's objects have too) is also called by a module that never names its class
+        where the nearest module defining a method so named is its own (`model.get_sampling_output(...)`
+        in a criterion handed the model); where another is as near, only calls with gradients on
+        count. The whole project is read up to `_MAX_SCANNED_FOR_CALLS` modules, else the
+        importer's folder (a repository of examples has a `SAGE.inference` in each): reading
+        more costs more than a file's check."""
         scan = self._scan_for_calls(importer)
         if scan is None:
             return []
         here = importer.resolve()
-        definers = scan.defining(name) if owner is not None else []
-        if definers:  # a module that defines it too, added later, changes the answer
+        definers = scan.defining(name) if owner is not None and "_" in name.strip("_") else []
+        if definers:  # which modules define a method so named is read from every module's text
             self.loaded.update(scan.modules)
         found: list[bool] = []
         for path in scan.calling(name):
             if path == here:
                 continue
-            if not (_nearest(path, definers) == here or self._names(path, owner or here.stem)):
+            named = self._names(path, owner or here.stem)
+            nearest = _nearest(path, definers)
+            if not named and here not in nearest:
                 continue
             calls = self._grad_free_calls(path)
             if calls is not None and name not in calls:
@@ -230,7 +233,7 @@ class Project:
             self.loaded.add(path)
             if calls is None:
                 return [False]  # never turns gradients off, or cannot be read: called with them on
-            found += calls[name]
+            found += calls[name] if named or nearest == [here] else [quiet for quiet in calls[name] if not quiet]
         return found
 
     def loaders_elsewhere(self, importer: Path, name: str) -> list[bool]:
@@ -346,7 +349,10 @@ class Project:
         `from geom import losses` in a training script at the repository's root)."""
         if importer not in self._path_additions:
             added = _SYS_PATH_ADDITION.findall(self._text(importer)) if importer.suffix == ".py" else []
-            self._path_additions[importer] = [self._folder(importer) / folder for _, folder in added]
+            # relative ones only: a script run from its own folder; not a folder outside the project
+            self._path_additions[importer] = [
+                self._folder(importer) / folder for _, folder in added if not Path(folder).is_absolute()
+            ]
         parts = module_name.split(".")
         found = []
         for base in self._path_additions[importer]:
@@ -540,12 +546,11 @@ def _emptied(node: ast.AST) -> Iterator[str]:
     yield from (attribute for t in targets if (attribute := outside(t)) is not None)
 
 
-def _nearest(path: Path, candidates: list[Path]) -> Path | None:
-    """The candidate sharing the most folders with `path`; None when none shares more than all others."""
-    shared = sorted(((len(Path(os.path.commonpath([path, c])).parts), c) for c in candidates), reverse=True)
-    if not shared or (len(shared) > 1 and shared[0][0] == shared[1][0]):
-        return None
-    return shared[0][1]
+def _nearest(path: Path, candidates: list[Path]) -> list[Path]:
+    """The candidates sharing the most folders with `path` (more than one where they tie)."""
+    shared = {c: len(Path(os.path.commonpath([path, c])).parts) for c in candidates}
+    most = max(shared.values(), default=0)
+    return [c for c in candidates if shared[c] == most]
 
 
 def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:

@@ -49,6 +49,7 @@ from tensorlint.analysis.names import (
     dotted_name,
     grad_mode_of,
     names_in,
+    receiver,
     references,
     steps_an_optimizer,
     string_value,
@@ -146,9 +147,13 @@ _BATCH_SIZE_WORDS = frozenset(["batch", "bs", "bsz", "batchsize", "minibatch"])
 def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:
     """Whether an iterable reads a loader, directly or through names bound to one a few steps
     away (`pbar = tqdm(test_loader)` then `for x, y in pbar`). Not a mapping's entries
-    (`for name, data in dict_data.items()`): the fields or names of one object."""
+    (`for name, data in dict_data.items()`): the fields or names of one object, unless the
+    mapping is named for batches or loaders (`batches_by_doc.items()`)."""
     if type(iterable) is cst.Call and callee_name(iterable) in ("items", "keys") and not iterable.args:
-        return False
+        mapping = receiver(iterable)
+        last = ((dotted_name(mapping) if mapping is not None else None) or "").rsplit(".", 1)[-1].lower()
+        if not any(word in last for word in ("batch", "loader", "iter")):
+            return False
     calls = [n for n in [iterable, *walk(iterable)] if type(n) is cst.Call]
     called = {dotted_name(n.func) for n in calls}
     # `range(args.itr)`, `range(num_iters)`: a count of iterations (of runs, perhaps), not an iterator

@@ -386,13 +386,13 @@ def is_data_name(name: str) -> bool:
     """A parameter named for what a step is given by the data, or for integer indices
     (`pred_index_mat`, `token_ids`): what a per-step method is handed under such a name has no
     graph, where a model's output would."""
-    return is_label_name(name) or is_input_name(name) or is_index_name(name)
+    return is_label_name(name) or is_input_name(name) or bool(set(name.lower().split("_")) & _INDEX_WORDS)
 
 
 def is_index_name(name: str) -> bool:
-    """A name for integer indices (`position_ids`, `token_idx`, `indices`): an integer tensor
-    cannot require grad, so what it holds carries no graph, even in `forward`."""
-    return bool(set(name.lower().split("_")) & _INDEX_WORDS)
+    """A name for integer indices (`position_ids`, `token_idx`, `indices`; not `index_embeds`):
+    an integer tensor cannot require grad, so what it holds carries no graph, even in `forward`."""
+    return name.lower().split("_")[-1] in _INDEX_WORDS
 
 
 _INDEX_WORDS = frozenset(["index", "indices", "idx", "ids"])
@@ -439,6 +439,7 @@ class Scope(Protocol):
 
     imports: Imports
     grad_enabled: bool
+    turns_gradients_on: bool  # the module turns them on somewhere: a network frozen when built may thaw
     # id(call) -> its value, while nothing the value depends on changes (the walker empties it
     # at each statement): an expression's calls are asked for again as parts of larger ones.
     call_values: dict[int, Value]
@@ -650,7 +651,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
             return TENSOR if base.frozen else PARAMETER
         # `model.encoder` is a submodule; `model.device`, `model.config` or `model.tokenizer` (whose
         # `decode` gives text) are not.
-        if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or "tokenizer" in name.lower():
+        if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
             return UNKNOWN
         return MODULE
     if not base.tensor:
@@ -1054,7 +1055,7 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
     if name == "requires_grad_" and not recv.tensor and (recv.module or _after_a_module_method(call)):
         # `models.vgg16().eval().requires_grad_(False)`: a frozen network (only modules have `eval()`)
         off = bool(call.args) and literal_bool(call.args[0].value) is False
-        return replace(recv if recv.module else MODULE, frozen=off)
+        return replace(recv if recv.module else MODULE, frozen=off and not scope.turns_gradients_on)
     if recv.module and not recv.tensor:
         if name in _MODULE_RETURNING:
             return recv

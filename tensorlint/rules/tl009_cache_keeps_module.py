@@ -52,8 +52,8 @@ class CacheKeepsModule(Rule):
 
     Not reported: static methods and class methods, methods of classes that are not modules and
     hold no tensor the file shows, a dataset's method whose cache has an explicit `maxsize`
-    (`@lru_cache(maxsize=16)` keeps 16 items of the one dataset the run uses; a class with
-    `__getitem__` and `__len__` is a dataset by its protocol, whatever its bases),
+    (`@lru_cache(maxsize=16)` keeps 16 items of the one dataset the run uses; the
+    `__getitem__` of a class with `__len__` is a dataset's by its protocol, whatever its bases),
     module-level functions of Python values (`@lru_cache def causal_mask(n: int)` is bounded by
     the distinct sizes it sees), and `functools.cached_property`, which stores on the instance.
 
@@ -157,7 +157,7 @@ class CacheKeepsModule(Rule):
                         "Python values instead, or store results on the instance",
                     )
                     continue
-                bounded_memo = _bounded(decorator) and _dataset_like(facts, unit.cls)
+                bounded_memo = _bounded(decorator) and _dataset_item(facts, unit.cls, node.name.value)
                 held = _tensor_attributes(facts, unit.cls) if not bounded_memo else []
                 if held:  # (`lru_cache(maxsize=16)` on a dataset's method: 16 results of the one dataset)
                     shown = ", ".join(f"`self.{name}`" for name in held[:3])
@@ -196,13 +196,14 @@ def _tensor_attributes(facts: Facts, cls: ClassInfo) -> list[str]:
     return [name for name in names if attribute_value(facts, cls, name).tensor]
 
 
-def _dataset_like(facts: Facts, cls: ClassInfo) -> bool:
-    """A `Dataset` subclass, or a map-style dataset by its protocol (`__getitem__` and `__len__`,
-    without the base): a run holds one or two of them, so a bounded cache keeps that many."""
+def _dataset_item(facts: Facts, cls: ClassInfo, method: str) -> bool:
+    """A `Dataset`'s method, or a map-style dataset's `__getitem__` by its protocol (a class with
+    `__getitem__` and `__len__`, without the base): a run holds one or two datasets, so a bounded
+    cache keeps that many items."""
     if is_dataset_class(facts.index, cls):
         return True
     methods = {name for c in lineage(facts.index.classes, cls) for name in c.methods}
-    return {"__getitem__", "__len__"} <= methods
+    return method == "__getitem__" and "__len__" in methods
 
 
 def _bounded(decorator: cst.Decorator) -> bool:
