@@ -856,6 +856,11 @@ class _Walker:
                 self._block(case.body)
             self.fresh &= fresh
 
+    def _note_names_before(self, loop: cst.For | cst.While, names: dict[str, Value]) -> None:
+        """What the names may hold where a loop starts, joined over the walks that reach it."""
+        known = self.facts.names_before_loop.get(id(loop))
+        self.facts.names_before_loop[id(loop)] = dict(names) if known is None else _join_env(known, names)
+
     def _loop(self, statement: cst.For | cst.While) -> None:
         if isinstance(statement, cst.For):
             self._effects(statement.iter)
@@ -865,12 +870,15 @@ class _Walker:
             self._effects(statement.test)
         loop = self._loop_info(statement)
         before, fresh = dict(self.env), set(self.fresh)
-        if self.arguments is None:  # joined over the walks of the loops around it
-            known = self.facts.names_before_loop.get(id(statement))
-            self.facts.names_before_loop[id(statement)] = before if known is None else _join_env(known, before)
+        if self.arguments is None:
+            self._note_names_before(statement, before)
         self.loops.append(loop)
         self.iteration_fresh.append(set())
         self._block(statement.body)
+        if self.arguments is None:  # a later iteration starts the loops inside with what the body left
+            for inner in own_nodes(statement.body):
+                if type(inner) is cst.For or type(inner) is cst.While:
+                    self._note_names_before(inner, self.env)
         self.iteration_fresh.pop()
         self.loops.pop()
         self.env = _join_env(before, self.env)

@@ -299,10 +299,10 @@ def _reaches_earlier_graph(facts: Facts, unit: Unit, loop: cst.For | cst.While, 
     assigned = {name for written, _ in _assigns(loop) for name in written}
     if isinstance(loop, cst.For):
         assigned |= references(loop.target)
-    # Where the loop starts (a branch may return after it), or at the end (what a later iteration
-    # of a loop around this one starts with: `targets = encoder(...)` after the inner loop).
-    envs = [facts.names_before_loop.get(id(loop)) or {}, facts.names_at_end(unit) or {}]
-    return any(env[name].graph for env in envs for name in _sources(loop, loss) - assigned if name in env)
+    # Where the loop starts, on any iteration of the loops around it (`targets = encoder(...)`
+    # after it, in an outer loop); at the function's end where the walk did not record it.
+    env = facts.names_before_loop.get(id(loop)) or facts.names_at_end(unit) or {}
+    return any(env[name].graph for name in _sources(loop, loss) - assigned if name in env)
 
 
 def _keeper(facts: Facts, unit: Unit, loop: cst.For | cst.While, loss: set[str]) -> str | None:
