@@ -603,11 +603,25 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: S
         iterated = evaluate(loop.iter, inner)
         if iterated.graph and not iterated.module:
             item = replace(iterated, keys=None)
-            bound.update((n.value, item) for n in [loop.target, *_unpacked(loop.target)] if isinstance(n, cst.Name))
+            target = _item_target(loop)
+            bound.update((n.value, item) for n in [target, *_unpacked(target)] if isinstance(n, cst.Name))
             inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
     element = evaluate(expr.elt, inner)
     return Value(tensor=element.tensor, graph=element.graph, module=element.module, host=element.host)
+
+
+def _item_target(loop: cst.CompFor) -> cst.BaseExpression:
+    """What an item of the iterable binds: `v` of `for k, v in d.items()` (`k` is a name)."""
+    target = loop.target
+    if (
+        isinstance(target, cst.Tuple)
+        and len(target.elements) == 2
+        and type(loop.iter) is cst.Call
+        and callee_name(loop.iter) in ("items", "named_parameters", "named_buffers")
+    ):
+        return target.elements[1].value
+    return target
 
 
 class _Bound:
