@@ -116,6 +116,7 @@ from tensorlint.analysis.values import (
     CUDA,
     EXCEPTION,
     GRAPH,
+    KEYED_ITEMS,
     MODULE,
     PARAMETER,
     PARAMETER_ATTRIBUTES,
@@ -2424,7 +2425,7 @@ def _paired_items(
         return [(elements[0], None), *_paired_items(elements[1], args[0])]
     if name == "zip" and len(args) == len(elements) and isinstance(iterable.func, cst.Name):
         return [pair for element, arg in zip(elements, args, strict=True) for pair in _paired_items(element, arg)]
-    if len(elements) == 2 and name in ("items", "named_parameters", "named_buffers"):
+    if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
 

@@ -611,6 +611,10 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: S
     return Value(tensor=element.tensor, graph=element.graph, module=element.module, host=element.host)
 
 
+# Methods whose items pair a name with a value: `for name, t in d.items()` binds the value to `t` only.
+KEYED_ITEMS = frozenset(["items", "named_parameters", "named_buffers"])
+
+
 def _item_target(loop: cst.CompFor) -> cst.BaseExpression:
     """What an item of the iterable binds: `v` of `for k, v in d.items()` (`k` is a name)."""
     target = loop.target
@@ -618,7 +622,7 @@ def _item_target(loop: cst.CompFor) -> cst.BaseExpression:
         isinstance(target, cst.Tuple)
         and len(target.elements) == 2
         and type(loop.iter) is cst.Call
-        and callee_name(loop.iter) in ("items", "named_parameters", "named_buffers")
+        and callee_name(loop.iter) in KEYED_ITEMS
     ):
         return target.elements[1].value
     return target
