@@ -1191,3 +1191,68 @@ def test_an_import_from_a_folder_the_script_adds_to_sys_path(
     train = tmp_path / "train.py"
     train.write_text(SLAM_TRAIN.replace("PATH_LINE", path_line), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found_afresh(train)] == expected
+
+
+GENERATIVE_METRIC = """\
+from mmengine.evaluator import BaseMetric
+
+
+class GenMetric(BaseMetric):
+    def __init__(self, fake_nums):
+        super().__init__()
+        self.fake_nums = fake_nums
+        self.fake_results = []
+
+    def evaluate(self):
+        metrics = self.compute_metrics(self.fake_results)
+        EMPTY
+        return metrics
+"""
+
+EQUIVARIANCE = """\
+from collections import defaultdict
+
+import torch
+
+from pkg.base import GenMetric
+
+
+class Equivariance(GenMetric):
+    def __init__(self, fake_nums):
+        super().__init__(fake_nums)
+        self.fake_results = defaultdict(list)
+
+    @torch.no_grad()
+    def process(self, data_batch, data_samples):
+        for pred in data_samples:
+            for key in ("eqt_int", "eqr"):
+                diff = pred[key]["diff"].to(torch.float64).sum()
+                self.fake_results[key] += [diff]
+
+    def compute_metrics(self, results):
+        results = dict()
+        for key in ["eqt_int", "eqr"]:
+            sums = torch.stack(self.fake_results[key], dim=0)
+            results[key] = sums.mean().cpu().numpy()
+        return results
+"""
+
+
+@pytest.mark.parametrize(
+    ("empty", "expected"),
+    [
+        ("self.fake_results.clear()", []),
+        ("self.fake_results = []", []),
+        ("self.real_results.clear()", [(18, "TL001")]),  # another list
+    ],
+)
+def test_a_list_that_a_base_in_another_module_empties(tmp_path: Path, empty: str, expected: list) -> None:
+    """A base class of another module that empties the list once per evaluation bounds it, as a
+    base of the same module does."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "base.py").write_text(GENERATIVE_METRIC.replace("EMPTY", empty), encoding="utf-8")
+    metric = tmp_path / "pkg" / "equivariance.py"
+    metric.write_text(EQUIVARIANCE, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(metric)] == expected

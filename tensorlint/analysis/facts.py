@@ -222,6 +222,9 @@ class Facts:
     # one: `walk_later` walks it then (flow.analyze sets both).
     deferred: dict[int, Unit] = field(default_factory=dict)
     walk_later: Callable[[Facts, Unit], None] | None = None
+    # A class's bases that other modules of the project define, with their modules' facts, nearest
+    # first (flow.analyze sets it: reading a module means analysing it).
+    bases_elsewhere: Callable[[Facts, ClassInfo], Iterator[tuple[Facts, ClassInfo]]] | None = None
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
     path: Path | None = None  # the file, when there is one: imports resolve from it
     project: Project | None = None  # the other modules of the project, loaded on demand
@@ -313,6 +316,8 @@ class Facts:
                 or reset_only_while_built(self.index, unit.cls, attribute, private=True)
             ):
                 return "attribute", "managed"
+            if not managed and self._emptied_by_a_base_elsewhere(unit.cls, attribute):
+                return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
@@ -387,6 +392,18 @@ class Facts:
         if self.project is None or self.path is None:
             return False
         return any(self.project.emptied_elsewhere(self.path, attribute, cls.name) for cls in classes)
+
+    def _emptied_by_a_base_elsewhere(self, cls: ClassInfo, attribute: str) -> bool:
+        """`self.fake_results.clear()` in `evaluate` of a base class that another module defines:
+        emptied on each evaluation, as a base of this module would."""
+        if self.bases_elsewhere is None:
+            return False
+        return any(
+            attribute in base.managed
+            and not reset_only_when_run_starts(there.index, base, attribute)
+            and not reset_only_while_built(there.index, base, attribute, private=True)
+            for there, base in self.bases_elsewhere(self, cls)
+        )
 
     def _attribute_kind_anywhere(self, attribute: str) -> str | None:
         """The kind of an attribute of an object whose class is not known here: from every

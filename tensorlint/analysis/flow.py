@@ -2037,9 +2037,12 @@ class _Walker:
     def _removed_before_return(self, registration: cst.Call) -> bool:
         """The hook ends with the call: `h = m.register_forward_hook(fn); ...; h.remove()`, or its
         handle put in a list (or made by a comprehension) whose handles the function removes (`for h in handles: h.remove()`)
-        or returns to its caller."""
+        or returns to its caller, or used as a context manager (`with m.register_forward_hook(fn):`,
+        removed when the block ends)."""
         holder = None
         for node in own_nodes(self.unit.node):
+            if type(node) is cst.With and any(item.item is registration for item in node.items):
+                return True
             made = node.value.elt if type(node) is cst.Assign and type(node.value) is cst.ListComp else None
             if type(node) is cst.Assign and registration in (node.value, made) and len(node.targets) == 1:
                 holder = dotted_name(node.targets[0].target)  # or `hooks = [m.register_...(fn) for m in ms]`
@@ -3115,6 +3118,12 @@ def _ancestors_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> Iterator[
             yield from _ancestors_across(*base, depth + 1)
 
 
+def _bases_elsewhere(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:
+    """The ancestors of the class that other modules of the project define, nearest first."""
+    for base in _imported_bases(facts, cls):
+        yield from _ancestors_across(*base, depth=1)
+
+
 def _imported_bases(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:
     """The bases of the class and of its bases in this module that other modules of the project
     define, nearest first, each with its module's facts (read when first asked)."""
@@ -3333,6 +3342,7 @@ def _scratch(facts: Facts) -> Facts:
         argument_values=facts.argument_values,
         deferred=facts.deferred,
         walk_later=facts.walk_later,
+        bases_elsewhere=facts.bases_elsewhere,
         attribute_cache=facts.attribute_cache,
         summaries=facts.summaries,
         path=facts.path,
@@ -3357,7 +3367,7 @@ def analyze(
     """
     star_origins = partial(project.star_bindings, path) if project is not None and path is not None else None
     index = build_index(module, keep_places=not only_module_body, star_origins=star_origins)
-    facts = Facts(index, path=path, project=project)
+    facts = Facts(index, path=path, project=project, bases_elsewhere=_bases_elsewhere)
     if only_module_body:
         _Walker(facts, facts.index.module_unit).run()
         return facts
