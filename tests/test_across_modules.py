@@ -1256,3 +1256,61 @@ def test_a_list_that_a_base_in_another_module_empties(tmp_path: Path, empty: str
     metric = tmp_path / "pkg" / "equivariance.py"
     metric.write_text(EQUIVARIANCE, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(metric)] == expected
+
+
+INFERENCE = """\
+import torch
+
+
+def evaluate(model, loader):
+    total = 0.0
+    for x, y in loader:
+        total += torch.nn.functional.mse_loss(model(x), y)
+    return total.item() / len(loader)
+
+
+def evaluate_with_dropout(model, loader, samples):
+    model.train()
+    return sum(evaluate(model, loader) for _ in range(samples)) / samples
+"""
+
+INFERRING_SCRIPT = """\
+import torch
+
+from pkg.inference import evaluate, evaluate_with_dropout
+
+
+def main(model, loader):
+    CALLS
+"""
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        (
+            "with torch.no_grad():\n        evaluate(model, loader)\n"
+            "        evaluate_with_dropout(model, loader, 8)",
+            [],
+        ),
+        ("with torch.no_grad():\n        evaluate_with_dropout(model, loader, 8)", []),
+        (  # the helper calling it runs with gradients on
+            "with torch.no_grad():\n        evaluate(model, loader)\n"
+            "    evaluate_with_dropout(model, loader, 8)",
+            [(7, "TL004")],
+        ),
+        ("with torch.no_grad():\n        evaluate(model, loader)", [(7, "TL004")]),  # helper never called
+    ],
+)
+def test_a_function_whose_callers_beside_it_run_under_no_grad_elsewhere(
+    tmp_path: Path, calls: str, expected: list[tuple[int, str]]
+) -> None:
+    """A function that its own module calls only from a helper, which the project's other
+    modules run under `no_grad` (as they run the function itself), records no graph."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    inference = tmp_path / "pkg" / "inference.py"
+    inference.write_text(INFERENCE, encoding="utf-8")
+    (tmp_path / "pkg" / "run.py").write_text(INFERRING_SCRIPT.replace("CALLS", calls), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(inference)] == expected

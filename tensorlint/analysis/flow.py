@@ -87,6 +87,7 @@ from tensorlint.analysis.syntax import (
     accumulated_operand,
     assign_loop_step_roles,
     called_by_its_name,
+    callers_with_gradients,
     calls_and_yields,
     calls_in,
     calls_under_no_grad,
@@ -557,20 +558,29 @@ class _Walker:
 
     def _called_only_under_no_grad(self) -> bool:
         """Every call of this function or method in the file runs under `no_grad` (`with
-        torch.no_grad(): pred = model.inference(g, x)`): its author runs it without history. One
-        with a loop that the file never calls, every call by its name in the project's other
-        modules (none: judged with gradients on); `forward` and `__call__` are called through the
-        object, not by name."""
+        torch.no_grad(): pred = model.inference(g, x)`): its author runs it without history. For
+        one with a loop, the calls by its name in the project's other modules count too, and so
+        do theirs for the functions of the file that call it with gradients on but that the file
+        never calls (none anywhere: judged with gradients on); `forward` and `__call__` are
+        called through the object, not by name."""
         unit = self.unit
         if not called_by_its_name(unit):
             return False
         calls = calls_under_no_grad(self.index, unit.name)
         project, path = self.facts.project, self.facts.path
-        if not calls and unit.has_loop and project is not None and path is not None:
-            # Called from other modules only (`evaluate(model, loader)` in train.py, inside `with
-            # torch.no_grad():`): every call the project shows by that name.
-            owner = unit.cls.name if unit.cls is not None else None
-            calls = project.calls_under_no_grad(path, unit.name, owner)
+        if unit.has_loop and project is not None and path is not None and not (calls and all(calls)):
+            # Called from other modules (`evaluate(model, loader)` in train.py, inside `with
+            # torch.no_grad():`): every call the project shows by that name, and for each call
+            # here with gradients on, the calls elsewhere of the function making it, which the
+            # file never calls (`mc_dropout_inference_loop`, run under `no_grad` by the scripts).
+            callers = callers_with_gradients(self.index, unit.name)
+            if any(not called_by_its_name(c) or calls_under_no_grad(self.index, c.name) for c in callers):
+                return False
+            calls = [quiet for quiet in calls if quiet]
+            for function in [unit, *callers]:
+                owner = function.cls.name if function.cls is not None else None
+                elsewhere = project.calls_under_no_grad(path, function.name, owner)
+                calls += elsewhere or ([False] if function is not unit else [])
         return bool(calls) and all(calls)
 
     def _decorated_no_grad(self) -> bool:

@@ -370,8 +370,9 @@ class ModuleIndex:
     # `parser.add_argument("--device", default="cuda")`: each option's default, by its name in the
     # parsed namespace (`args.device`)
     option_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
-    # callee name -> whether each of its calls runs under `no_grad` (syntax.calls_under_no_grad)
-    calls_under_no_grad: dict[str, list[bool]] | None = None
+    # callee name -> for each of its calls, whether it runs under `no_grad`, and the unit making it
+    # (syntax.calls_under_no_grad)
+    calls_under_no_grad: dict[str, list[tuple[bool, Unit]]] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
     registers_hooks: bool = False  # the module calls a hook registration at all
     # the module turns gradients on somewhere (`requires_grad_()`, `p.requires_grad = True`): a

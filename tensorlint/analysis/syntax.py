@@ -1116,10 +1116,18 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
                 if called is not None:
                     found.setdefault(called, []).append((quiet or id(call) in inside, unit))
         index.calls_under_no_grad = {
-            called: [quiet or _runs_without_grad(found, caller, 2) for quiet, caller in calls]
+            called: [(quiet or _runs_without_grad(found, caller, 2), caller) for quiet, caller in calls]
             for called, calls in found.items()
         }
-    return index.calls_under_no_grad.get(name, [])
+    return [quiet for quiet, _ in index.calls_under_no_grad.get(name, [])]
+
+
+def callers_with_gradients(index: ModuleIndex, name: str) -> list[Unit]:
+    """The functions of the file that call a function or method so named with gradients on (as
+    `calls_under_no_grad` judges them), once per call."""
+    calls_under_no_grad(index, name)
+    assert index.calls_under_no_grad is not None
+    return [caller for quiet, caller in index.calls_under_no_grad.get(name, []) if not quiet]
 
 
 def called_by_its_name(unit: Unit) -> bool:
