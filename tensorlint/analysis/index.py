@@ -1074,20 +1074,59 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
 
 
 def run_once_calls(caller: Unit) -> set[int]:
-    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`)."""
+    """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`), or
+    under a first-step guard (`if curr_iter == 0 or len(self.reals) == 0:` that fills
+    `self.reals`): once per object or per run, not once per call."""
     once: set[int] = set()
     for node, _ in placed(caller, cst.If):
-        guarded = _lazily_set(node.test)
-        if guarded is None or "." not in guarded:
+        tests = _either(node.test)
+        guarded = [_lazily_set(test) or _emptiness_tested(test) for test in tests]
+        once_tests = (
+            (name is not None and "." in name) or _first_step(test) for name, test in zip(guarded, tests, strict=True)
+        )
+        if not all(once_tests):
             continue
         bodies = [node.body, *_own_methods_called(caller, node.body)]  # `self.load_model()` sets it
         assigned = {
             dotted_name(t.target) for body in bodies for inner in walk(body) if isinstance(inner, cst.Assign)
             for t in inner.targets
         }  # fmt: skip
-        if guarded in assigned:
+        if all(name is None or name in assigned for name in guarded):
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _either(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of `a or b or c`; the test itself otherwise."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*_either(test.left), *_either(test.right)]
+    return [test]
+
+
+def _emptiness_tested(test: cst.BaseExpression) -> str | None:
+    """`self.x` for the test `len(self.x) == 0`."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    compared = test.comparisons[0]
+    zero = isinstance(compared.comparator, cst.Integer) and compared.comparator.value == "0"
+    left = test.left
+    if not (zero and isinstance(compared.operator, cst.Equal) and isinstance(left, cst.Call) and len(left.args) == 1):
+        return None
+    return dotted_name(left.args[0].value) if callee_name(left) == "len" else None
+
+
+def _first_step(test: cst.BaseExpression) -> bool:
+    """`curr_iter == 0`, `self.global_step == 0`: true on a run's first step only (not `epoch ==
+    0`, true for a whole epoch)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    compared = test.comparisons[0]
+    zero = isinstance(compared.comparator, cst.Integer) and compared.comparator.value == "0"
+    counter = (dotted_name(test.left) or "").rsplit(".", 1)[-1].lower().split("_")[-1]
+    return zero and isinstance(compared.operator, cst.Equal) and counter in _STEP_WORDS
+
+
+_STEP_WORDS = frozenset(["iter", "iters", "iteration", "step", "steps", "updates"])
 
 
 def first_iteration_calls(caller: Unit) -> set[int]:
