@@ -287,7 +287,9 @@ _PARAMETER_FREE = frozenset(
      "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "UpsamplingNearest2d",
      "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance", "ZeroPad2d",
      "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
-     "ReplicationPad2d", "ReplicationPad3d", "ChannelShuffle"]
+     "ReplicationPad2d", "ReplicationPad3d", "ChannelShuffle", "Unfold", "Fold", "ZeroPad1d", "ZeroPad3d",
+     "ReflectionPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "GLU", "LPPool1d", "LPPool2d",
+     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "FeatureAlphaDropout"]
 )  # fmt: skip
 _BUILTIN_REDUCTIONS = frozenset(["sum", "abs"])
 _COPYING_BUILTINS = frozenset(["dict", "list", "tuple", "sorted", "reversed"])
