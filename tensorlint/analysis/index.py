@@ -954,6 +954,26 @@ def spread_repeating_roles(index: ModuleIndex, todo: list[Unit] | None = None) -
                 todo.append(callee)
 
 
+def hand_on_containers(index: ModuleIndex) -> None:
+    """The containers a step was handed that it hands on to the helpers repeating code calls
+    (`self._keep(metrics, loss)`): the helper's parameters take them, made where the step's were."""
+    changed = True
+    while changed:
+        changed = False
+        for callee in index.units:
+            params = [p.name.value for p in callee.argument_params]
+            for call, caller in callee.call_sites:
+                for position, arg in arguments_by_position(call, callee).items():
+                    handed = position < len(params) and isinstance(arg, cst.Name)
+                    if (
+                        handed
+                        and arg.value in caller.given_containers
+                        and params[position] not in callee.given_containers
+                    ):
+                        callee.given_containers[params[position]] = (caller, arg.value)
+                        changed = True
+
+
 def _methods_handed_over(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
     """Methods of `self` that a call is handed to run (`checkpoint(self._block, x)`,
     `graph.apply_edges(self.edge_message)`): they run then, as often as the caller. Not those

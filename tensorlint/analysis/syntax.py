@@ -31,6 +31,7 @@ from tensorlint.analysis.index import (
     arguments_by_position,
     called_from,
     first_iteration_calls,
+    hand_on_containers,
     is_step_method,
     lineage,
     member_methods,
@@ -738,6 +739,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                             params[position], (caller, arg.value)
                         )  # made before the loop
     spread_repeating_roles(index, own_loops)
+    hand_on_containers(index)
     for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
         if unit.roles or unit.is_method or not isinstance(unit.node, cst.FunctionDef) or unit.parent is None:
             continue

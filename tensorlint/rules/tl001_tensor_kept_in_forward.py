@@ -295,7 +295,7 @@ class TensorKeptInForward(Rule):
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
-            if lifetime == "local" or _object_of_one_call(facts, store):
+            if lifetime == "local" or _object_of_one_call(facts, store) or _made_each_step(facts, store, lifetime):
                 continue
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
             graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
@@ -531,10 +531,12 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
         return not _updated_in_a_loop_where_made(facts, cls.name, store.unit.name)
     if lifetime == "argument":
-        caller, passed = store.unit.given_containers[root_name(store.container) or ""]
+        if _made_each_step(facts, store, lifetime):
+            return False
+        handed, caller, passed = _container_maker(store)
         if passed in facts.index.concatenated:
             return False  # the caller joins them into one tensor after its loop: one pass's outputs
-        if not _spans_the_run(store.unit, caller):
+        if not _spans_the_run(handed, caller):
             return False  # one pass over the data, as the caller's own `append` would be: judged as that
         return not any(
             place.loops and passed in target_names(assign.targets[0].target)
@@ -560,6 +562,33 @@ def _run_by_own_loop(facts: Facts, unit: Unit, cls: ClassInfo) -> bool:
                 seen.add(id(caller))
                 todo.append(caller)
     return False
+
+
+def _made_each_step(facts: Facts, store: Store, lifetime: str) -> bool:
+    """A container that the caller makes before its loop, where the caller itself runs once per
+    step (PPO's `update`, once per rollout, gathering each minibatch's metrics): it lives for
+    that step's passes only. (Not one the caller was handed in turn.)"""
+    if lifetime != "argument":
+        return False
+    _, caller, passed = _container_maker(store)
+    repeats = bool(caller.roles) or caller.called_per_batch
+    return repeats and facts.container_kind(caller, cst.Name(passed))[0] == "local"
+
+
+def _container_maker(store: Store) -> tuple[Unit, Unit, str]:
+    """For a container the function was handed, the function that makes it, the one it hands it
+    to (the store's function, or the helper that hands it on: `self._keep(metrics, loss)` in the
+    per-batch step) and its name there."""
+    handed = store.unit
+    caller, passed = handed.given_containers[root_name(store.container) or ""]
+    for _ in range(_MAX_HANDOVERS):
+        if passed not in caller.given_containers:
+            break
+        handed, (caller, passed) = caller, caller.given_containers[passed]
+    return handed, caller, passed
+
+
+_MAX_HANDOVERS = 3  # helpers a container is handed through, caller after caller
 
 
 def _spans_the_run(unit: Unit, caller: Unit) -> bool:
