@@ -964,12 +964,9 @@ def hand_on_containers(index: ModuleIndex) -> None:
             params = [p.name.value for p in callee.argument_params]
             for call, caller in callee.call_sites:
                 for position, arg in arguments_by_position(call, callee).items():
-                    handed = position < len(params) and isinstance(arg, cst.Name)
-                    if (
-                        handed
-                        and arg.value in caller.given_containers
-                        and params[position] not in callee.given_containers
-                    ):
+                    if position >= len(params) or params[position] in callee.given_containers:
+                        continue
+                    if isinstance(arg, cst.Name) and arg.value in caller.given_containers:
                         callee.given_containers[params[position]] = (caller, arg.value)
                         changed = True
 
