@@ -508,6 +508,8 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
             return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
         if key is not None and names_a_count(key):
             return SCALAR  # `sample["ntokens"]`, `batch["num_graphs"]`: a count, a Python int
+        if key is not None and _names_integer_field(key):
+            return replace(_derived(base, scope), graph=False, requires_grad=False)
         if base.instance is not None and not base.tensor:
             # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items;
             # those of an instance of a dict's subclass are what its methods put in it
@@ -549,6 +551,12 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if type(expr) is cst.Lambda:
         return scope.closure_value(expr)
     return UNKNOWN
+
+
+def _names_integer_field(name: str) -> bool:
+    """`encoded["input_ids"]`, `encoded.attention_mask`, `batch.edge_index`: integer tensors,
+    which cannot require grad, whatever made the record that holds them."""
+    return is_index_name(name) or name == "attention_mask"
 
 
 def _text_key(expr: cst.Subscript) -> str | None:
@@ -682,6 +690,8 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
+    if _names_integer_field(name):
+        return replace(_derived(base, scope), graph=False, requires_grad=False)
     if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
         return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
     return _derived(base, scope)
@@ -697,6 +707,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     name = callee_name(call)
     if name is not None and _converts_to_numpy(name):
         return SCALAR  # `to_np(loss)`, `utils.tensor2numpy(x)`: an array, without history
+    if any(arg.keyword is not None and arg.keyword.value == "skip_special_tokens" for arg in call.args):
+        return UNKNOWN  # `model.decode(ids, skip_special_tokens=True)`: a tokenizer's text
     recv = receiver(call)
     if recv is None and isinstance(call.func, cst.Name):
         if name in _NON_TENSOR_BUILTINS:
