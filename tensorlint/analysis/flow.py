@@ -96,6 +96,7 @@ from tensorlint.analysis.syntax import (
     counts_batches,
     decodes,
     element_class,
+    fetches_next,
     free_names,
     hands_over_data,
     hook_registration,
@@ -2289,7 +2290,7 @@ class _Walker:
                         nested = {id(n) for loop in _inner_loops(statement) for n in walk(loop)}
                     calls_backward = id(node) not in nested
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
-                fetches = fetches or called == "next"  # `next(it)`
+                fetches = fetches or fetches_next(node)  # `next(it)`
                 handed.append(node)
         if isinstance(statement, cst.For):
             assigned |= target_names(statement.target)

@@ -220,7 +220,7 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
     fills += [(node, place) for node, place in placed(unit, cst.AugAssign) if dotted_name(node.target) == name]
     given = {p.name.value for p in unit.params} | ({unit.self_name} if unit.self_name else set())
     for fill, place in fills:  # `batches.append(t)`, `batches += [t]`
-        if any(callee_name(inner) == "next" for inner in calls_in(fill)):
+        if any(fetches_next(inner) for inner in calls_in(fill)):
             return False
         extended = (
             fill.args[0].value if isinstance(fill, cst.Call) and callee_name(fill) == "extend" and fill.args else None
@@ -237,7 +237,7 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
                 or (not _a_range(loop.iter) and _reads_given(loop.iter, given))
             ):
                 return False  # over data, or over what the function was given (`for s in samples`)
-            if any(callee_name(inner) == "next" for inner in loop_calls(unit, loop)):
+            if any(fetches_next(inner) for inner in loop_calls(unit, loop)):
                 return False
     return True
 
@@ -299,8 +299,7 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
     if iterates_loader(loop, unit, imports) or iterates_examples(loop, unit):
         return True
     for call in loop_calls(unit, loop):
-        name = callee_name(call)
-        if name == "next" and isinstance(call.func, cst.Name):
+        if isinstance(call.func, cst.Name) and fetches_next(call):
             return True
         step = unit.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
         if step is not None and step is not unit and steps_once(step):
@@ -308,6 +307,20 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
         if steps_an_optimizer(call):
             return True  # optimizer.step(), scaler.step(optimizer)
     return any(steps_an_environment(node.value) for node in _loop_assignments(unit, loop))
+
+
+def fetches_next(call: cst.Call) -> bool:
+    """`next(it)`, `next(loader_iter)`: the next item of an iterator; not `next(layer.parameters())`
+    or `next(iter(model.buffers()))`, a network's first tensor (for its device or dtype)."""
+    if callee_name(call) != "next":
+        return False
+    given = call.args[0].value if call.args else None
+    if type(given) is cst.Call and callee_name(given) == "iter" and given.args:
+        given = given.args[0].value
+    return not (type(given) is cst.Call and callee_name(given) in _NETWORK_TENSORS)
+
+
+_NETWORK_TENSORS = frozenset(["parameters", "buffers", "named_parameters", "named_buffers", "children", "modules"])
 
 
 def step_loop(node: cst.CSTNode, place: Place, unit: Unit, imports: Imports) -> cst.For | cst.While | None:
