@@ -290,13 +290,13 @@ _EVIDENCE_WORDS = (  # anywhere in the name
     "extract_feat", "layer", "level", "stage", "block", "head", "scale", "oom", "out_of_memory", "predict",
     "sample", "infer", "trainset", "valset", "testset", "devset", "evalset", "feat", "emb", "hidden", "latent",
     "repr", "acc", "correct", "device", "cuda", "moments", "rms", "meanstd", "meanvar", "normaliz", "normalis",
-    "rescal", "standardiz", "whiten", "tokenizer",
+    "rescal", "standardiz", "whiten", "tokenizer", "perplexity",
 )  # fmt: skip
 _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
      "split", "phase", "prefix", "set", "ds", "dl", "log", "logs", "logging", "info", "infos", "eval", "evaluate",
      "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs", "size", "input", "inputs",
-     "images", "index", "indices", "idx", "ids", "stats", "reward", "rewards", "updates", "steps", "id", "uid", "uuid", "path", "file", "filename"]
+     "images", "index", "indices", "idx", "ids", "stats", "reward", "rewards", "updates", "steps", "id", "uid", "uuid", "path", "file", "filename", "ppl"]
 )  # fmt: skip
 
 

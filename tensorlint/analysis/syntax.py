@@ -441,12 +441,14 @@ def _windows_of_an_input(loop: cst.For, unit: Unit) -> bool:
     of the file that loops so (`for b, e in self.windows(n_tokens)`): windows or chunks of an input,
     as many as it is long."""
     iterable = loop.iter
-    if type(iterable) is cst.Call and callee_name(iterable) == "enumerate" and iterable.args:
-        iterable = iterable.args[0].value
+    while type(iterable) is cst.Call and callee_name(iterable) in ("enumerate", "tqdm") and iterable.args:
+        iterable = iterable.args[0].value  # `enumerate(...)`, `tqdm(range(n), desc=...)`
     if type(iterable) is not cst.Call:
         return False
     if (stop := _strided_range(iterable)) is not None:
         return _a_length(stop, unit.bindings)
+    if dotted_name(iterable.func) == "range" and len(iterable.args) == 1:
+        return _a_count_of_windows(iterable.args[0].value, unit.bindings)
     generator = _function_called(iterable, unit)
     if generator is None:
         return False
@@ -466,6 +468,16 @@ def _strided_range(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         return None
     args = [arg.value for arg in iterable.args if arg.keyword is None]
     return args[1] if len(args) == 3 else None
+
+
+def _a_count_of_windows(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:
+    """`ids.numel() // seqlen`, `len(x) // batch_size`, or a name bound to one: how many windows of
+    an input there are (`for i in range(nsamples): batch = ids[:, i * seqlen : (i + 1) * seqlen]`)."""
+    if type(expr) is cst.Name:
+        return any(_a_count_of_windows(value, {}) for value in bound.get(expr.value, []))
+    return (
+        type(expr) is cst.BinaryOperation and isinstance(expr.operator, cst.FloorDivide) and _a_length(expr.left, bound)
+    )
 
 
 def _a_length(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:
@@ -504,7 +516,7 @@ def _evaluates(unit: Unit) -> bool:
 
 
 _EVALUATION_WORDS = frozenset(["eval", "evaluate", "evaluation", "val", "valid", "validate", "validation", "test",
-                               "predict", "prediction", "infer", "inference", "score"])  # fmt: skip
+                               "predict", "prediction", "infer", "inference", "score", "perplexity", "ppl"])  # fmt: skip
 
 
 def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
