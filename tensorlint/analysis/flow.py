@@ -129,13 +129,13 @@ from tensorlint.analysis.values import (
     evaluate,
     is_criterion_name,
     is_data_name,
-    is_index_name,
     is_loss_name,
     is_model_name,
     is_torch_module_class,
     names_a_count,
     names_a_log,
     names_a_loss_value,
+    names_integer_field,
     names_text,
     number_guard,
     on_the_device,
@@ -666,7 +666,7 @@ class _Walker:
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
-                indices = is_index_name(name) and not any("Float" in word for word in words)
+                indices = names_integer_field(name) and not any("Float" in word for word in words)
                 value = (TENSOR if indices else GRAPH) if is_tensor else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance

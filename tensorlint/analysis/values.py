@@ -397,7 +397,7 @@ def is_index_name(name: str) -> bool:
     return name.lower().split("_")[-1] in _INDEX_WORDS
 
 
-_INDEX_WORDS = frozenset(["index", "indices", "idx", "ids"])
+_INDEX_WORDS = frozenset(["index", "indices", "idx", "ids", "id", "posid", "posids"])
 
 
 def on_the_device(value: Value) -> bool:
@@ -508,7 +508,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
             return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
         if key is not None and names_a_count(key):
             return SCALAR  # `sample["ntokens"]`, `batch["num_graphs"]`: a count, a Python int
-        if key is not None and _names_integer_field(key):
+        if key is not None and names_integer_field(key):
             return replace(_derived(base, scope), graph=False, requires_grad=False)
         if base.instance is not None and not base.tensor:
             # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items;
@@ -553,7 +553,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     return UNKNOWN
 
 
-def _names_integer_field(name: str) -> bool:
+def names_integer_field(name: str) -> bool:
     """`encoded["input_ids"]`, `encoded.attention_mask`, `batch.edge_index`: integer tensors,
     which cannot require grad, whatever made the record that holds them."""
     return is_index_name(name) or name == "attention_mask"
@@ -690,7 +690,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
-    if _names_integer_field(name):
+    if names_integer_field(name):
         return replace(_derived(base, scope), graph=False, requires_grad=False)
     if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
         return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
