@@ -1289,14 +1289,12 @@ def main(model, loader):
     ("calls", "expected"),
     [
         (
-            "with torch.no_grad():\n        evaluate(model, loader)\n"
-            "        evaluate_with_dropout(model, loader, 8)",
+            "with torch.no_grad():\n        evaluate(model, loader)\n        evaluate_with_dropout(model, loader, 8)",
             [],
         ),
         ("with torch.no_grad():\n        evaluate_with_dropout(model, loader, 8)", []),
         (  # the helper calling it runs with gradients on
-            "with torch.no_grad():\n        evaluate(model, loader)\n"
-            "    evaluate_with_dropout(model, loader, 8)",
+            "with torch.no_grad():\n        evaluate(model, loader)\n    evaluate_with_dropout(model, loader, 8)",
             [(7, "TL004")],
         ),
         ("with torch.no_grad():\n        evaluate(model, loader)", [(7, "TL004")]),  # helper never called
@@ -1314,3 +1312,163 @@ def test_a_function_whose_callers_beside_it_run_under_no_grad_elsewhere(
     inference.write_text(INFERENCE, encoding="utf-8")
     (tmp_path / "pkg" / "run.py").write_text(INFERRING_SCRIPT.replace("CALLS", calls), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(inference)] == expected
+
+
+OVERRIDING_BASE = """\
+import torch
+from torch import nn
+
+
+class BaseSegmenter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.val_outputs = []
+
+    def evaluate(self):
+        score = torch.stack(self.val_outputs).mean().item()
+        self.val_outputs.clear()
+        return score
+"""
+
+OVERRIDING_MODEL = """\
+import torch
+from torch import nn
+
+from pkg.base import BaseSegmenter
+
+
+class UNetSegmenter(BaseSegmenter):
+    '''Overrides `evaluate` without calling the base's: nothing ever empties `val_outputs`.'''
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.val_outputs = []
+
+    def training_step(self, batch, optimizer):
+        x, y = batch
+        logits = self.net(x)
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        self.val_outputs.append(loss.detach())
+        return loss.item()
+
+    def evaluate(self):
+        return torch.stack(self.val_outputs).mean().item()
+"""
+
+BUILD_TIME_BASE = """\
+import torch
+from torch import nn
+
+
+class BaseTracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.reset_state()
+
+    def reset_state(self):
+        # only called while the object is built
+        self.step_losses = []
+"""
+
+BUILD_TIME_MODEL = """\
+import torch
+from torch import nn
+
+from pkg.base import BaseTracker
+
+
+class Regressor(BaseTracker):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.step_losses = []
+
+    def training_step(self, batch, optimizer):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        self.step_losses.append(loss.detach())
+        return loss.item()
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "model", "expected"),
+    [
+        (OVERRIDING_BASE, OVERRIDING_MODEL, [(22, "TL001")]),  # overridden without `super().evaluate()`
+        (
+            OVERRIDING_BASE,
+            OVERRIDING_MODEL.replace(
+                "        return torch.stack(self.val_outputs).mean().item()", "        return super().evaluate()"
+            ),
+            [],
+        ),
+        (BUILD_TIME_BASE, BUILD_TIME_MODEL, [(19, "TL001")]),  # emptied only while the object is built
+    ],
+)
+def test_a_base_elsewhere_that_does_not_empty_the_list_while_it_runs(
+    tmp_path: Path, base: str, model: str, expected: list
+) -> None:
+    """A base's emptying counts only where it runs: not in a method the subclass overrides without
+    calling it, nor in a reset that only `__init__` calls."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "base.py").write_text(base, encoding="utf-8")
+    (tmp_path / "pkg" / "model.py").write_text(model, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(tmp_path / "pkg" / "model.py")] == expected
+
+
+ADAPTING_INFERENCE = """\
+import torch
+import torch.nn.functional as F
+
+
+def predict_all(model, loader):
+    preds = []
+    for x in loader:
+        preds.append(model(x).softmax(-1))
+    return torch.cat(preds)
+
+
+def evaluate_with_tta(model, loader, optimizer):
+    '''Test-time adaptation (Tent-style): needs gradients even when the caller evaluates under
+    `no_grad`, so it turns them back on; the predictions are gathered with gradients on too.'''
+    with torch.enable_grad():
+        for x in loader:
+            loss = -(model(x).softmax(-1) * model(x).log_softmax(-1)).sum(-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        preds = predict_all(model, loader)
+    return preds.argmax(-1)
+"""
+
+ADAPTING_SCRIPT = """\
+import torch
+
+from pkg.inference import evaluate_with_tta
+
+
+def main(model, loader, optimizer):
+    with torch.no_grad():
+        return evaluate_with_tta(model, loader, optimizer)
+"""
+
+
+def test_a_caller_that_turns_gradients_on_is_not_covered_by_its_callers_no_grad(tmp_path: Path) -> None:
+    """Test-time adaptation turns gradients back on (`with torch.enable_grad():`) around the
+    function's call: the script's `no_grad` around the adaptation does not reach it."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    inference = tmp_path / "pkg" / "inference.py"
+    inference.write_text(ADAPTING_INFERENCE, encoding="utf-8")
+    (tmp_path / "pkg" / "run.py").write_text(ADAPTING_SCRIPT, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(inference)] == [(8, "TL004")]

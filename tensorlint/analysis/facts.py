@@ -380,7 +380,7 @@ class Facts:
         calls = self.fresh_at_calls.get(id(unit))
         if unit.parent is not owner or not calls or not all(name in fresh for fresh in calls):
             return False
-        if _handed_on(owner, name):
+        if handed_on(owner, name):
             return False
         node = unit.node
         assert isinstance(node, cst.FunctionDef)  # only functions are called by name
@@ -395,15 +395,21 @@ class Facts:
 
     def _emptied_by_a_base_elsewhere(self, cls: ClassInfo, attribute: str) -> bool:
         """`self.fake_results.clear()` in `evaluate` of a base class that another module defines:
-        emptied on each evaluation, as a base of this module would."""
+        emptied on each evaluation, as a base of this module would; not by a method that a nearer
+        class overrides without calling it (`super().evaluate()`), nor only while the object is
+        built (`__init__` calling a `reset_state()` that nothing else calls)."""
         if self.bases_elsewhere is None:
             return False
-        return any(
-            attribute in base.managed
-            and not reset_only_when_run_starts(there.index, base, attribute)
-            and not reset_only_while_built(there.index, base, attribute, private=True)
-            for there, base in self.bases_elsewhere(self, cls)
-        )
+        overridden = _overriding(lineage(self.index.classes, cls))
+        for there, base in self.bases_elsewhere(self, cls):
+            resets = [unit for unit in base.managed_in.get(attribute, []) if unit.name not in overridden]
+            if resets and not (
+                reset_only_when_run_starts(there.index, base, attribute)
+                or reset_only_while_built(there.index, base, attribute, private=False)
+            ):
+                return True
+            overridden |= _overriding([base])
+        return False
 
     def _attribute_kind_anywhere(self, attribute: str) -> str | None:
         """The kind of an attribute of an object whose class is not known here: from every
@@ -415,7 +421,24 @@ class Facts:
         return _kind_of(self.imports, [*values, *self.index.foreign_attributes.get(attribute, [])])
 
 
-def _handed_on(unit: Unit, name: str) -> bool:
+def _overriding(classes: list[ClassInfo]) -> set[str]:
+    """The methods these classes define without calling the overridden one (`super().evaluate()`)."""
+    return {
+        name
+        for cls in classes
+        for name, method in cls.methods.items()
+        if not any(
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == name
+            and type(call.func.value) is cst.Call
+            and dotted_name(call.func.value.func) == "super"
+            for call in walk(method)
+        )
+    }
+
+
+def handed_on(unit: Unit, name: str) -> bool:
     """Whether the function returns or yields the container itself, or binds it to another name
     (`return outs`, `return outs, n`, `self.kept = outs`): it then outlives the call. (Not
     `torch.cat(outs)`, a new tensor.)"""

@@ -71,7 +71,10 @@ from tensorlint.analysis.names import (
     class_word,
     class_words,
     dotted_name,
+    grad_mode_asked,
+    grad_mode_of,
     grad_mode_set_by,
+    keyword_bools,
     literal_bool,
     names_data_statistics,
     names_in,
@@ -129,6 +132,7 @@ from tensorlint.analysis.values import (
     evaluate,
     is_criterion_name,
     is_data_name,
+    is_index_name,
     is_loss_name,
     is_model_name,
     is_torch_module_class,
@@ -574,14 +578,20 @@ class _Walker:
             # torch.no_grad():`): every call the project shows by that name, and for each call
             # here with gradients on, the calls elsewhere of the function making it, which the
             # file never calls (`mc_dropout_inference_loop`, run under `no_grad` by the scripts).
-            callers = callers_with_gradients(self.index, unit.name)
-            if any(not called_by_its_name(c) or calls_under_no_grad(self.index, c.name) for c in callers):
-                return False
-            calls = [quiet for quiet in calls if quiet]
-            for function in [unit, *callers]:
+            callers = list({id(c): c for c in callers_with_gradients(self.index, unit.name)}.values())
+            if any(
+                not called_by_its_name(c) or calls_under_no_grad(self.index, c.name) or _turns_gradients_on(c)
+                for c in callers
+            ):
+                return False  # (a caller that turns them on, `with torch.enable_grad():`, keeps them on)
+
+            def elsewhere(function: Unit) -> list[bool]:
                 owner = function.cls.name if function.cls is not None else None
-                elsewhere = project.calls_under_no_grad(path, function.name, owner)
-                calls += elsewhere or ([False] if function is not unit else [])
+                return project.calls_under_no_grad(path, function.name, owner)
+
+            calls = [quiet for quiet in calls if quiet] + elsewhere(unit)
+            for caller in callers:
+                calls += elsewhere(caller) or [False]  # a caller nobody calls: judged with gradients on
         return bool(calls) and all(calls)
 
     def _decorated_no_grad(self) -> bool:
@@ -666,7 +676,8 @@ class _Walker:
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
-                indices = names_integer_field(name) and not any("Float" in word for word in words)
+                integers = is_index_name(name) or names_integer_field(name)
+                indices = integers and not any("Float" in word for word in words)
                 value = (TENSOR if indices else GRAPH) if is_tensor else UNKNOWN
             elif words & {"Type", "type", "Callable"}:
                 value = UNKNOWN  # a class or a factory, not an instance
@@ -961,7 +972,10 @@ class _Walker:
         if qualified.startswith("torch."):
             argument = literal_bool(call.args[0].value) if call and call.args else None
             return grad_mode_set_by(qualified.rsplit(".", 1)[-1], argument, bool(call and call.args))
-        return self._context_grad_mode(call) if call is not None else None
+        if call is None:
+            return None
+        mode = self._context_grad_mode(call)
+        return mode if mode is not None else grad_mode_asked(keyword_bools(call))
 
     def _context_grad_mode(self, call: cst.Call) -> bool | None:
         """The mode inside `with self._set_training_mode(False):`, a `@contextmanager` of this module
@@ -3127,6 +3141,15 @@ def _ancestors_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> Iterator[
     if depth < _MAX_BASE_MODULES:
         for base in _imported_bases(facts, cls):
             yield from _ancestors_across(*base, depth + 1)
+
+
+def _turns_gradients_on(unit: Unit) -> bool:
+    """Whether the function turns gradients on, in a block (`with torch.enable_grad():`) or around
+    itself (`@torch.enable_grad()`)."""
+    node = unit.node
+    decorators = [d.decorator for d in node.decorators] if isinstance(node, cst.FunctionDef) else []
+    items = [item.item for block, _ in placed(unit, cst.With) for item in block.items]
+    return any(grad_mode_of(expr) is True for expr in [*decorators, *items])
 
 
 def _bases_elsewhere(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:

@@ -1097,20 +1097,32 @@ def run_once_calls(caller: Unit) -> set[int]:
     once: set[int] = set()
     for node, _ in placed(caller, cst.If):
         tests = _either(node.test)
-        guarded = [_lazily_set(test) or _emptiness_tested(test) for test in tests]
+        first_step = any(_first_step(test) for test in tests)
+        # `len(self.reals) == 0` only beside a first-step test: alone, it may test a queue that
+        # each step drains (`self.pending.pop()`), refilled again and again
+        guarded = [_lazily_set(test) or (_emptiness_tested(test) if first_step else None) for test in tests]
         once_tests = (
             (name is not None and "." in name) or _first_step(test) for name, test in zip(guarded, tests, strict=True)
         )
         if not all(once_tests):
             continue
         bodies = [node.body, *_own_methods_called(caller, node.body)]  # `self.load_model()` sets it
-        assigned = {
+        filled = {
             dotted_name(t.target) for body in bodies for inner in walk(body) if isinstance(inner, cst.Assign)
-            for t in inner.targets
+            and not _empty_value(inner.value) for t in inner.targets
         }  # fmt: skip
-        if all(name is None or name in assigned for name in guarded):
+        if all(name is None or name in filled for name in guarded):
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _empty_value(value: cst.BaseExpression) -> bool:
+    """`[]`, `{}`, `None`, `list()`, `dict()`: what leaves a lazily set attribute unset."""
+    if isinstance(value, (cst.List, cst.Dict)):
+        return not value.elements
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in ("list", "dict")
 
 
 def _either(test: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -1133,17 +1145,19 @@ def _emptiness_tested(test: cst.BaseExpression) -> str | None:
 
 
 def _first_step(test: cst.BaseExpression) -> bool:
-    """`curr_iter == 0`, `self.global_step == 0`: true on a run's first step only (not `epoch ==
-    0`, true for a whole epoch)."""
+    """`curr_iter == 0`, `self.global_step == 0`: a counter of the whole run, true on its first
+    step only (not `step == 0` for a loop's `enumerate` index, true once per epoch, nor `epoch == 0`)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False
     compared = test.comparisons[0]
     zero = isinstance(compared.comparator, cst.Integer) and compared.comparator.value == "0"
-    counter = (dotted_name(test.left) or "").rsplit(".", 1)[-1].lower().split("_")[-1]
-    return zero and isinstance(compared.operator, cst.Equal) and counter in _STEP_WORDS
+    *qualifiers, counter = (dotted_name(test.left) or "").rsplit(".", 1)[-1].lower().strip("_").split("_")
+    of_the_run = bool(set(qualifiers) & _RUN_QUALIFIERS)
+    return zero and isinstance(compared.operator, cst.Equal) and counter in _STEP_WORDS and of_the_run
 
 
 _STEP_WORDS = frozenset(["iter", "iters", "iteration", "step", "steps", "updates"])
+_RUN_QUALIFIERS = frozenset(["global", "curr", "cur", "current", "total"])
 
 
 def first_iteration_calls(caller: Unit) -> set[int]:

@@ -249,7 +249,19 @@ def grad_mode_of(expr: cst.BaseExpression) -> bool | None:
     call = expr if isinstance(expr, cst.Call) else None
     name = (dotted_name(call.func if call is not None else expr) or "").rsplit(".", 1)[-1]
     argument = literal_bool(call.args[0].value) if call is not None and call.args else None
-    return grad_mode_set_by(name, argument, call is not None and bool(call.args))
+    mode = grad_mode_set_by(name, argument, call is not None and bool(call.args))
+    return mode if mode is not None or call is None else grad_mode_asked(keyword_bools(call))
+
+
+def keyword_bools(call: cst.Call) -> list[tuple[str, bool | None]]:
+    """The keywords of a call, with their literal booleans (None for anything else)."""
+    return [(arg.keyword.value, literal_bool(arg.value)) for arg in call.args if arg.keyword is not None]
+
+
+def grad_mode_asked(keywords: list[tuple[str, bool | None]]) -> bool | None:
+    """`with eval_mode(net, no_grad=True):`: a context manager (the project's own, read by name only)
+    asked by keyword to turn gradients off."""
+    return False if ("no_grad", True) in keywords else None
 
 
 # DataLoader and its drop-in replacements, with its signature and defaults (`num_workers=0`).

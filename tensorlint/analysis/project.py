@@ -19,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts
-from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_set_by
+from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_asked, grad_mode_set_by
 from tensorlint.analysis.parse import parse_module
 from tensorlint.source import ROOT_MARKERS, read_source, walk_project
 
@@ -671,7 +671,15 @@ def _grad_mode(expr: ast.expr) -> bool | None:
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     first = call.args[0] if call is not None and call.args else None
     argument = first.value if isinstance(first, ast.Constant) and isinstance(first.value, bool) else None
-    return grad_mode_set_by(name, argument, first is not None)
+    mode = grad_mode_set_by(name, argument, first is not None)
+    if mode is not None or call is None:
+        return mode
+    keywords = [
+        (k.arg, k.value.value if isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool) else None)
+        for k in call.keywords
+        if k.arg is not None
+    ]
+    return grad_mode_asked(keywords)
 
 
 def _size(path: Path) -> int:

@@ -317,10 +317,10 @@ def fetches_next(call: cst.Call) -> bool:
     given = call.args[0].value if call.args else None
     if type(given) is cst.Call and callee_name(given) == "iter" and given.args:
         given = given.args[0].value
-    return not (type(given) is cst.Call and callee_name(given) in _NETWORK_TENSORS)
+    return not (type(given) is cst.Call and callee_name(given) in _NETWORK_ITERATORS)
 
 
-_NETWORK_TENSORS = frozenset(["parameters", "buffers", "named_parameters", "named_buffers", "children", "modules"])
+_NETWORK_ITERATORS = frozenset(["parameters", "buffers", "named_parameters", "named_buffers", "children", "modules"])
 
 
 def step_loop(node: cst.CSTNode, place: Place, unit: Unit, imports: Imports) -> cst.For | cst.While | None:
@@ -448,7 +448,7 @@ def _windows_of_an_input(loop: cst.For, unit: Unit) -> bool:
     if (stop := _strided_range(iterable)) is not None:
         return _a_length(stop, unit.bindings)
     if dotted_name(iterable.func) == "range" and len(iterable.args) == 1:
-        return _a_count_of_windows(iterable.args[0].value, unit.bindings)
+        return _a_count_of_windows(iterable.args[0].value, unit)
     generator = _function_called(iterable, unit)
     if generator is None:
         return False
@@ -470,14 +470,24 @@ def _strided_range(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     return args[1] if len(args) == 3 else None
 
 
-def _a_count_of_windows(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:
-    """`ids.numel() // seqlen`, `len(x) // batch_size`, or a name bound to one: how many windows of
-    an input there are (`for i in range(nsamples): batch = ids[:, i * seqlen : (i + 1) * seqlen]`)."""
-    if type(expr) is cst.Name:
-        return any(_a_count_of_windows(value, {}) for value in bound.get(expr.value, []))
-    return (
-        type(expr) is cst.BinaryOperation and isinstance(expr.operator, cst.FloorDivide) and _a_length(expr.left, bound)
-    )
+def _a_count_of_windows(expr: cst.BaseExpression, unit: Unit, bound: bool = False) -> bool:
+    """`ids.numel() // seqlen`, `len(samples) // batch_size` of what the function was given, or a
+    name bound to one: how many windows of an input there are (`for i in range(nsamples): batch =
+    ids[:, i * seqlen : (i + 1) * seqlen]`). (Not `hidden.size(-1) // head_dim` of a network's
+    output: its heads.)"""
+    if type(expr) is cst.Name and not bound:
+        return any(_a_count_of_windows(value, unit, bound=True) for value in unit.bindings.get(expr.value, []))
+    if not (type(expr) is cst.BinaryOperation and isinstance(expr.operator, cst.FloorDivide)):
+        return False
+    measured = expr.left
+    if type(measured) is cst.Call and callee_name(measured) == "len" and measured.args:
+        measured = measured.args[0].value
+    elif type(measured) is cst.Call and type(measured.func) is cst.Attribute:
+        measured = measured.func.value  # `ids.numel()`, `ids.size(1)`
+    elif type(measured) is cst.Subscript and type(measured.value) is cst.Attribute:
+        measured = measured.value.value  # `ids.shape[1]`
+    given = {p.name.value for p in unit.params}
+    return _a_length(expr.left, {}) and type(measured) is cst.Name and measured.value in given
 
 
 def _a_length(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:

@@ -397,7 +397,7 @@ def is_index_name(name: str) -> bool:
     return name.lower().split("_")[-1] in _INDEX_WORDS
 
 
-_INDEX_WORDS = frozenset(["index", "indices", "idx", "ids", "id", "posid", "posids"])
+_INDEX_WORDS = frozenset(["index", "indices", "idx", "ids"])
 
 
 def on_the_device(value: Value) -> bool:
@@ -554,9 +554,14 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
 
 
 def names_integer_field(name: str) -> bool:
-    """`encoded["input_ids"]`, `encoded.attention_mask`, `batch.edge_index`: integer tensors,
-    which cannot require grad, whatever made the record that holds them."""
-    return is_index_name(name) or name == "attention_mask"
+    """`encoded["input_ids"]`, `encoded.attention_mask`, `batch.edge_index`, `item_idx`: integer
+    tensors, which cannot require grad, whatever made the record that holds them. (Not any
+    `*_index`: a regressor's `severity_index` is a float with a graph.)"""
+    return name.lower().split("_")[-1] in _ID_WORDS or name in _INTEGER_FIELDS
+
+
+_ID_WORDS = frozenset(["ids", "idx", "id", "posid", "posids"])
+_INTEGER_FIELDS = frozenset(["attention_mask", "edge_index", "indices"])
 
 
 def _text_key(expr: cst.Subscript) -> str | None:
@@ -690,10 +695,10 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
-    if names_integer_field(name):
-        return replace(_derived(base, scope), graph=False, requires_grad=False)
     if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
         return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
+    if names_integer_field(name):
+        return replace(_derived(base, scope), graph=False, requires_grad=False)
     return _derived(base, scope)
 
 

@@ -19,11 +19,13 @@ from tensorlint.analysis import (
     bounded_per_call,
     callee_name,
     dotted_name,
+    handed_on,
     is_loss_name,
     is_metric_class,
     last_statement,
     lineage,
     metric_list_states,
+    names_in,
     on_the_device,
     placed,
     receiver,
@@ -286,6 +288,8 @@ class TensorKeptInForward(Rule):
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             lifetime, kind = facts.container_kind(store.unit, store.container)
+            if lifetime == "argument" and _made_each_step(facts, store):
+                continue  # made afresh by a caller that runs once per step: it lives for that step
             # A collector that keeps device tensors and is never emptied grows for the whole run.
             kept_for_the_run = (
                 role is Role.STEP and not store.value.graph and _kept_for_the_run(facts, store, lifetime, kind)
@@ -295,7 +299,7 @@ class TensorKeptInForward(Rule):
                 continue  # a meter or metric collects detached values by design, for as long as it lives
             if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
-            if lifetime == "local" or _object_of_one_call(facts, store) or _made_each_step(facts, store, lifetime):
+            if lifetime == "local" or _object_of_one_call(facts, store):
                 continue
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
             graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
@@ -531,8 +535,6 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             return False  # called by its object's own loop: kept for that evaluation, as Lightning's outputs are
         return not _updated_in_a_loop_where_made(facts, cls.name, store.unit.name)
     if lifetime == "argument":
-        if _made_each_step(facts, store, lifetime):
-            return False
         handed, caller, passed = _container_maker(store)
         if passed in facts.index.concatenated:
             return False  # the caller joins them into one tensor after its loop: one pass's outputs
@@ -564,15 +566,34 @@ def _run_by_own_loop(facts: Facts, unit: Unit, cls: ClassInfo) -> bool:
     return False
 
 
-def _made_each_step(facts: Facts, store: Store, lifetime: str) -> bool:
-    """A container that the caller makes before its loop, where the caller itself runs once per
-    step (PPO's `update`, once per rollout, gathering each minibatch's metrics): it lives for
-    that step's passes only. (Not one the caller was handed in turn.)"""
-    if lifetime != "argument":
+def _made_each_step(facts: Facts, store: Store) -> bool:
+    """A container handed in that the function making it makes afresh on each of its calls, where
+    that function runs once per step (PPO's `update`, once per rollout, gathering its minibatches'
+    metrics) and lets the container die with the call: it lives for that step's passes only. Not
+    one the maker returns or keeps (`return metrics`, `self.log.append(metrics)`), nor one whose
+    maker is told how long to run (`for _ in range(num_epochs)`: a whole training, whatever its name)."""
+    handed, maker, name = _container_maker(store)
+    if not (maker.roles or maker.called_per_batch) or facts.container_kind(maker, cst.Name(name))[0] != "local":
         return False
-    _, caller, passed = _container_maker(store)
-    repeats = bool(caller.roles) or caller.called_per_batch
-    return repeats and facts.container_kind(caller, cst.Name(passed))[0] == "local"
+    return not (handed_on(maker, name) or _kept_by(facts, maker, name) or _told_how_long(maker, handed))
+
+
+def _kept_by(facts: Facts, unit: Unit, name: str) -> bool:
+    """Whether the function puts the container into another one (`self.log.append(metrics)`,
+    `self.log += [(step, metrics)]`)."""
+    return any(store.unit is unit and name in names_in(store.value_expr) for store in facts.stores)
+
+
+def _told_how_long(maker: Unit, handed: Unit) -> bool:
+    """Whether a loop around a call of `handed` in `maker` counts what the maker was given
+    (`for _ in range(num_epochs)`)."""
+    params = {p.name.value for p in maker.params}
+    sites = {id(call) for call, caller in handed.call_sites if caller is maker}
+    return any(
+        isinstance(loop, cst.For) and type(loop.iter) is cst.Call and callee_name(loop.iter) == "range"
+        and any(type(a.value) is cst.Name and a.value.value in params for a in loop.iter.args)
+        for call, place in placed(maker, cst.Call) if id(call) in sites for loop in place.loops
+    )  # fmt: skip
 
 
 def _container_maker(store: Store) -> tuple[Unit, Unit, str]:
@@ -580,15 +601,12 @@ def _container_maker(store: Store) -> tuple[Unit, Unit, str]:
     to (the store's function, or the helper that hands it on: `self._keep(metrics, loss)` in the
     per-batch step) and its name there."""
     handed = store.unit
-    caller, passed = handed.given_containers[root_name(store.container) or ""]
-    for _ in range(_MAX_HANDOVERS):
-        if passed not in caller.given_containers:
-            break
-        handed, (caller, passed) = caller, caller.given_containers[passed]
-    return handed, caller, passed
-
-
-_MAX_HANDOVERS = 3  # helpers a container is handed through, caller after caller
+    maker, name = handed.given_containers[root_name(store.container) or ""]
+    seen = {id(handed)}
+    while name in maker.given_containers and id(maker) not in seen:
+        seen.add(id(maker))
+        handed, (maker, name) = maker, maker.given_containers[name]
+    return handed, maker, name
 
 
 def _spans_the_run(unit: Unit, caller: Unit) -> bool:
