@@ -644,6 +644,8 @@ class _Indexer:
         self._bind(node.target, None)
         for emptied in emptied_each(node):
             self._manage(emptied)
+        if (network := _frozen_by_loop(node)) is not None:
+            self._frozen(network)
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
@@ -1088,6 +1090,38 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
         return built[id(unit)]
 
     return all(only_at_build(unit) for unit in resets)
+
+
+def _frozen_by_loop(loop: cst.For) -> cst.BaseExpression | None:
+    """The network a loop freezes: `for p in model.parameters(): p.requires_grad = False` (or
+    `p.requires_grad_(False)`, over `named_parameters()` too), in the loop's own statements, not
+    under a condition that picks some of them."""
+    iterable = loop.iter
+    if type(iterable) is not cst.Call or callee_name(iterable) not in ("parameters", "named_parameters"):
+        return None
+    target: cst.BaseExpression = loop.target
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value  # `for name, p in model.named_parameters():`
+    if type(target) is not cst.Name or (network := receiver(iterable)) is None:
+        return None
+    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
+            if (
+                type(small) is cst.Assign
+                and len(small.targets) == 1
+                and dotted_name(small.targets[0].target) == f"{target.value}.requires_grad"
+                and literal_bool(small.value) is False
+            ):
+                return network
+            call = small.value if type(small) is cst.Expr else None
+            if (
+                type(call) is cst.Call
+                and dotted_name(call.func) == f"{target.value}.requires_grad_"
+                and call.args
+                and literal_bool(call.args[0].value) is False
+            ):
+                return network
+    return None
 
 
 def run_once_calls(caller: Unit) -> set[int]:
