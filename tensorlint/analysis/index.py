@@ -1147,6 +1147,23 @@ def run_once_calls(caller: Unit) -> set[int]:
         }  # fmt: skip
         if all(name is None or name in filled for name in guarded):
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+    return once | _flag_cleared_calls(caller)
+
+
+def _flag_cleared_calls(caller: Unit) -> set[int]:
+    """Calls under an attribute flag that the guarded block clears (`if self._first_iter: ...;
+    self._first_iter = False`): once per object."""
+    once: set[int] = set()
+    for node, _ in placed(caller, cst.If):
+        flag = dotted_name(node.test) if isinstance(node.test, cst.Attribute) else None
+        cleared = flag is not None and any(
+            isinstance(inner, cst.Assign)
+            and any(dotted_name(t.target) == flag for t in inner.targets)
+            and (literal_bool(inner.value) is False or _empty_value(inner.value))
+            for inner in walk(node.body)
+        )
+        if cleared:
+            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
 
 

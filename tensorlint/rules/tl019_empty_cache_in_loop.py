@@ -14,9 +14,11 @@ from tensorlint.analysis import (
     Unit,
     callee_name,
     dotted_name,
+    first_iteration_calls,
     names_a_counter,
     own_nodes,
     placed,
+    run_once_calls,
     runs_steps,
     step_loop,
 )
@@ -209,7 +211,10 @@ def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
 
 
 def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
-    """Under an `if` inside the step that runs it every N steps or when memory runs short."""
+    """Under an `if` inside the step that runs it every N steps, when memory runs short, or once
+    (`if self._first_iter:` that clears the flag)."""
+    if id(call) in run_once_calls(unit) | first_iteration_calls(unit):
+        return True
     scope = place.loops[-1].body if place.loops else unit.node
     for node in own_nodes(scope):
         if isinstance(node, cst.If) and any(inner is call for inner in own_nodes(node.body)):
