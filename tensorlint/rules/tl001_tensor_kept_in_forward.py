@@ -128,7 +128,8 @@ class TensorKeptInForward(Rule):
     them to the host with `.cpu()` after out-of-memory reports).
 
     Not reported: containers emptied in the same call on every path (before or after the store)
-    or cleared in another method of the class or by the object that owns it
+    or cleared in another method of the class (or of a base class in another module of the
+    project, unless the class overrides that method without calling it) or by the object that owns it
     (`del self.child.feats[:]`, also from another module of the project that names the class:
     `self.unit.history = []` in the model's forward; `if name not in acts: acts[name] = []` only creates a missing
     list, it empties none), a helper's list that every step calling it empties on every path
@@ -154,7 +155,9 @@ class TensorKeptInForward(Rule):
     `context.max_sequence_length`), detached values that a meter,
     metric (other than a torchmetrics list state) or step collects until it is emptied
     (Lightning's `validation_step_outputs` cleared in `on_validation_epoch_end`, a meter made
-    afresh each epoch, a dict the loop makes at the top of each epoch) or keeps in host memory
+    afresh each epoch, a dict the loop makes at the top of each epoch, a dict of lists that a
+    method running once per step makes and hands to its per-minibatch helper, then reduces and
+    drops: PPO's `update`) or keeps in host memory
     (`.cpu()`, `torch.zeros(n)` made without a
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects

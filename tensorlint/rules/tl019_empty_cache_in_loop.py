@@ -69,7 +69,8 @@ class EmptyCacheInLoop(Rule):
     `except` handler (out-of-memory recovery, see [TL006](TL006.md)), under an `if` that runs it
     every N steps (`if step % 100 == 0:`) or on one step (`if self.get_num_updates() == 0:`,
     `if i == 0:` for the index `enumerate` gives the loop over batches, or a counter the code
-    counts up; not `rank == 0` or `gpu_idx == 0`, true on every step of one process), when memory runs short (`if
+    counts up; not `rank == 0` or `gpu_idx == 0`, true on every step of one process), behind a flag
+    the block clears (`if self._first_iter: ...; self._first_iter = False`), when memory runs short (`if
     torch.cuda.memory_reserved() > limit:`) or when a setting named for it asks (`if
     args.empty_unused_memory_level >= 1:`), and `gc.collect()` alone.
 
