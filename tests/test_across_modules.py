@@ -1409,14 +1409,24 @@ class Regressor(BaseTracker):
             ),
             [],
         ),
+        (
+            OVERRIDING_BASE,
+            OVERRIDING_MODEL.replace(
+                "        return torch.stack(self.val_outputs).mean().item()",
+                "        return BaseSegmenter.evaluate(self)",
+            ),
+            [],
+        ),
         (BUILD_TIME_BASE, BUILD_TIME_MODEL, [(19, "TL001")]),  # emptied only while the object is built
+        (BUILD_TIME_BASE, BUILD_TIME_MODEL + "\n    def on_epoch_end(self):\n        self.reset_state()\n", []),
     ],
 )
 def test_a_base_elsewhere_that_does_not_empty_the_list_while_it_runs(
     tmp_path: Path, base: str, model: str, expected: list
 ) -> None:
     """A base's emptying counts only where it runs: not in a method the subclass overrides without
-    calling it, nor in a reset that only `__init__` calls."""
+    calling it (`super().evaluate()` or `BaseSegmenter.evaluate(self)`), nor in a reset that only
+    `__init__` calls (the subclass's `on_epoch_end` may call it too)."""
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")

@@ -400,9 +400,13 @@ class Facts:
         built (`__init__` calling a `reset_state()` that nothing else calls)."""
         if self.bases_elsewhere is None:
             return False
-        overridden = _overriding(lineage(self.index.classes, cls))
+        own = lineage(self.index.classes, cls)
+        overridden = _overriding(own)
+        called_here = {name for c in own for method in c.methods.values() for name in _called_on_self(method)}
         for there, base in self.bases_elsewhere(self, cls):
             resets = [unit for unit in base.managed_in.get(attribute, []) if unit.name not in overridden]
+            if resets and any(unit.name in called_here for unit in resets):
+                return True  # `self.reset_state()` in the subclass's `on_epoch_end`
             if resets and not (
                 reset_only_when_run_starts(there.index, base, attribute)
                 or reset_only_while_built(there.index, base, attribute, private=False)
@@ -422,7 +426,8 @@ class Facts:
 
 
 def _overriding(classes: list[ClassInfo]) -> set[str]:
-    """The methods these classes define without calling the overridden one (`super().evaluate()`)."""
+    """The methods these classes define without calling the one they override (`super().evaluate()`,
+    `BaseSegmenter.evaluate(self)`)."""
     return {
         name
         for cls in classes
@@ -431,10 +436,26 @@ def _overriding(classes: list[ClassInfo]) -> set[str]:
             type(call) is cst.Call
             and type(call.func) is cst.Attribute
             and call.func.attr.value == name
-            and type(call.func.value) is cst.Call
-            and dotted_name(call.func.value.func) == "super"
+            and (
+                (type(call.func.value) is cst.Call and dotted_name(call.func.value.func) == "super")
+                or (bool(call.args) and type(call.args[0].value) is cst.Name and call.args[0].value.value == "self")
+            )
             for call in walk(method)
         )
+    }
+
+
+def _called_on_self(method: cst.FunctionDef) -> set[str]:
+    """The methods a method other than `__init__` calls on `self` (`self.reset_state()`)."""
+    if method.name.value == "__init__":
+        return set()
+    return {
+        call.func.attr.value
+        for call in walk(method)
+        if type(call) is cst.Call
+        and type(call.func) is cst.Attribute
+        and type(call.func.value) is cst.Name
+        and call.func.value.value == "self"
     }
 
 

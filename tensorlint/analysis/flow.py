@@ -225,7 +225,8 @@ class _Walker:
 
     def lookup(self, name: str) -> Value:
         value = self._lookup(name)
-        if value.module and any(name in unit.frozen for unit in _units_around(self.unit)):
+        frozen = value.module and any(name in unit.frozen for unit in _units_around(self.unit))
+        if frozen and not self.index.turns_gradients_on:  # (`model.fc.requires_grad_(True)` thaws a part)
             return replace(value, frozen=True)
         return value
 
@@ -3144,12 +3145,13 @@ def _ancestors_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> Iterator[
 
 
 def _turns_gradients_on(unit: Unit) -> bool:
-    """Whether the function turns gradients on, in a block (`with torch.enable_grad():`) or around
-    itself (`@torch.enable_grad()`)."""
+    """Whether the function turns gradients on, in a block (`with torch.enable_grad():`), around
+    itself (`@torch.enable_grad()`) or from a statement on (`torch.set_grad_enabled(True)`)."""
     node = unit.node
     decorators = [d.decorator for d in node.decorators] if isinstance(node, cst.FunctionDef) else []
     items = [item.item for block, _ in placed(unit, cst.With) for item in block.items]
-    return any(grad_mode_of(expr) is True for expr in [*decorators, *items])
+    switches = [call for call, _ in placed(unit, cst.Call) if callee_name(call) == "set_grad_enabled"]
+    return any(grad_mode_of(expr) is True for expr in [*decorators, *items, *switches])
 
 
 def _bases_elsewhere(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:

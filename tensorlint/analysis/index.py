@@ -644,8 +644,6 @@ class _Indexer:
         self._bind(node.target, None)
         for emptied in emptied_each(node):
             self._manage(emptied)
-        if (network := _frozen_by_loop(node)) is not None:
-            self._frozen(network)
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
@@ -1092,38 +1090,6 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
     return all(only_at_build(unit) for unit in resets)
 
 
-def _frozen_by_loop(loop: cst.For) -> cst.BaseExpression | None:
-    """The network a loop freezes: `for p in model.parameters(): p.requires_grad = False` (or
-    `p.requires_grad_(False)`, over `named_parameters()` too), in the loop's own statements, not
-    under a condition that picks some of them."""
-    iterable = loop.iter
-    if type(iterable) is not cst.Call or callee_name(iterable) not in ("parameters", "named_parameters"):
-        return None
-    target: cst.BaseExpression = loop.target
-    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-        target = target.elements[1].value  # `for name, p in model.named_parameters():`
-    if type(target) is not cst.Name or (network := receiver(iterable)) is None:
-        return None
-    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
-            if (
-                type(small) is cst.Assign
-                and len(small.targets) == 1
-                and dotted_name(small.targets[0].target) == f"{target.value}.requires_grad"
-                and literal_bool(small.value) is False
-            ):
-                return network
-            call = small.value if type(small) is cst.Expr else None
-            if (
-                type(call) is cst.Call
-                and dotted_name(call.func) == f"{target.value}.requires_grad_"
-                and call.args
-                and literal_bool(call.args[0].value) is False
-            ):
-                return network
-    return None
-
-
 def run_once_calls(caller: Unit) -> set[int]:
     """Calls under a lazy-initialisation guard (`if self.x is None:` that assigns `self.x`), or
     under a first-step guard (`if curr_iter == 0 or len(self.reals) == 0:` that fills
@@ -1152,17 +1118,22 @@ def run_once_calls(caller: Unit) -> set[int]:
 
 def _flag_cleared_calls(caller: Unit) -> set[int]:
     """Calls under an attribute flag that the guarded block clears (`if self._first_iter: ...;
-    self._first_iter = False`): once per object."""
+    self._first_iter = False`) and that no method of the class sets again (but `__init__`):
+    once per object."""
     once: set[int] = set()
     for node, _ in placed(caller, cst.If):
         flag = dotted_name(node.test) if isinstance(node.test, cst.Attribute) else None
-        cleared = flag is not None and any(
-            isinstance(inner, cst.Assign)
-            and any(dotted_name(t.target) == flag for t in inner.targets)
-            and (literal_bool(inner.value) is False or _empty_value(inner.value))
-            for inner in walk(node.body)
-        )
-        if cleared:
+        if flag is None or not flag.startswith(f"{caller.self_name}."):
+            continue
+        assigned = [
+            (inner, method.name.value)
+            for method in (caller.cls.methods.values() if caller.cls is not None else [])
+            for inner in walk(method)
+            if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == flag for t in inner.targets)
+        ]
+        cleared = any(literal_bool(a.value) is False and contains(node.body, a) for a, _ in assigned)
+        set_again = any(literal_bool(a.value) is not False and name != "__init__" for a, name in assigned)
+        if cleared and not set_again:
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
 

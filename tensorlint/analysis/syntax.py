@@ -55,7 +55,7 @@ from tensorlint.analysis.names import (
     steps_an_optimizer,
     string_value,
 )
-from tensorlint.analysis.values import is_model_name
+from tensorlint.analysis.values import is_model_name, names_integer_field, text_key
 from tensorlint.analysis.walk import children, walk
 
 
@@ -470,24 +470,52 @@ def _strided_range(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
     return args[1] if len(args) == 3 else None
 
 
-def _a_count_of_windows(expr: cst.BaseExpression, unit: Unit, bound: bool = False) -> bool:
-    """`ids.numel() // seqlen`, `len(samples) // batch_size` of what the function was given, or a
-    name bound to one: how many windows of an input there are (`for i in range(nsamples): batch =
-    ids[:, i * seqlen : (i + 1) * seqlen]`). (Not `hidden.size(-1) // head_dim` of a network's
-    output: its heads.)"""
-    if type(expr) is cst.Name and not bound:
-        return any(_a_count_of_windows(value, unit, bound=True) for value in unit.bindings.get(expr.value, []))
-    if not (type(expr) is cst.BinaryOperation and isinstance(expr.operator, cst.FloorDivide)):
+def _a_count_of_windows(expr: cst.BaseExpression, unit: Unit) -> bool:
+    """`ids.numel() // seqlen`, `len(samples) // batch_size`, or a name bound to one, where what
+    is measured is an input: a parameter of the function, or token ids it reads
+    (`testenc = enc(text).input_ids`). How many windows of the input there are (`for i in
+    range(nsamples): batch = ids[:, i * seqlen : (i + 1) * seqlen]`); not `hidden.size(-1) //
+    head_dim` of a network's output (its heads)."""
+    counts = [expr, *unit.bindings.get(expr.value, [])] if type(expr) is cst.Name else [expr]
+    for count in counts:
+        if not (type(count) is cst.BinaryOperation and isinstance(count.operator, cst.FloorDivide)):
+            continue
+        lengths = (
+            [count.left, *unit.bindings.get(count.left.value, [])] if type(count.left) is cst.Name else [count.left]
+        )
+        if any(_a_length(length, {}) and _an_input(_measured(length), unit) for length in lengths):
+            return True
+    return False
+
+
+def _measured(length: cst.BaseExpression) -> cst.BaseExpression:
+    """What `len(x)`, `x.numel()`, `x.size(1)` or `x.shape[1]` measures: `x`."""
+    if type(length) is cst.Call and callee_name(length) == "len" and length.args:
+        return length.args[0].value
+    if type(length) is cst.Call and type(length.func) is cst.Attribute:
+        return length.func.value
+    if type(length) is cst.Subscript and type(length.value) is cst.Attribute:
+        return length.value.value
+    return length
+
+
+def _an_input(measured: cst.BaseExpression, unit: Unit) -> bool:
+    """A parameter of the function, or a name it binds to token ids (`enc(text).input_ids`)."""
+    if type(measured) is not cst.Name:
         return False
-    measured = expr.left
-    if type(measured) is cst.Call and callee_name(measured) == "len" and measured.args:
-        measured = measured.args[0].value
-    elif type(measured) is cst.Call and type(measured.func) is cst.Attribute:
-        measured = measured.func.value  # `ids.numel()`, `ids.size(1)`
-    elif type(measured) is cst.Subscript and type(measured.value) is cst.Attribute:
-        measured = measured.value.value  # `ids.shape[1]`
-    given = {p.name.value for p in unit.params}
-    return _a_length(expr.left, {}) and type(measured) is cst.Name and measured.value in given
+    if measured.value in {p.name.value for p in unit.params}:
+        return True
+    return any(_reads_ids(value) for value in unit.bindings.get(measured.value, []))
+
+
+def _reads_ids(value: cst.BaseExpression) -> bool:
+    """`enc(text).input_ids`, `encoded["input_ids"].to(device)`: token ids read off a record."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and callee_name(value) in ("to", "cuda"):
+        value = value.func.value
+    if type(value) is cst.Attribute:
+        return names_integer_field(value.attr.value)
+    key = text_key(value) if type(value) is cst.Subscript else None
+    return key is not None and names_integer_field(key)
 
 
 def _a_length(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> bool:

@@ -499,11 +499,11 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         return value
     if type(expr) is cst.Subscript:
         base = evaluate(expr.value, scope)
-        if base.keys is not None and (entry := base.entry(_text_key(expr) or "")) is not None:
+        if base.keys is not None and (entry := base.entry(text_key(expr) or "")) is not None:
             return entry  # `out["n"]` of `{"loss": loss, "n": len(batch)}`
         if base.module and not base.tensor:
             return MODULE  # self.blocks[i]
-        key = _text_key(expr) if base.tensor else None
+        key = text_key(expr) if base.tensor else None
         if key is not None and names_text(key):
             return UNKNOWN  # `batch["end_date_str"]`, `batch["file_name"]`: a batch's strings, not tensors
         if key is not None and names_a_count(key):
@@ -564,7 +564,7 @@ _ID_WORDS = frozenset(["ids", "idx", "id", "posid", "posids"])
 _INTEGER_FIELDS = frozenset(["attention_mask", "edge_index", "indices"])
 
 
-def _text_key(expr: cst.Subscript) -> str | None:
+def text_key(expr: cst.Subscript) -> str | None:
     """The key of `batch["file_name"]`, a subscript by a string."""
     index = expr.slice[0].slice if len(expr.slice) == 1 else None
     return string_value(index.value) if isinstance(index, cst.Index) else None

@@ -576,7 +576,9 @@ def _made_each_step(facts: Facts, store: Store) -> bool:
     one the maker returns or keeps (`return metrics`, `self.log.append(metrics)`), nor one whose
     maker is told how long to run (`for _ in range(num_epochs)`: a whole training, whatever its name)."""
     handed, maker, name = _container_maker(store)
-    if not (maker.roles or maker.called_per_batch) or facts.container_kind(maker, cst.Name(name))[0] != "local":
+    # (`__call__` runs whatever the object does: a trainer's, its whole training)
+    repeats = maker.called_per_batch or (bool(maker.roles) and maker.name != "__call__")
+    if not repeats or facts.container_kind(maker, cst.Name(name))[0] != "local":
         return False
     return not (handed_on(maker, name) or _kept_by(facts, maker, name) or _told_how_long(maker, handed))
 
