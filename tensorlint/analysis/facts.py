@@ -400,10 +400,13 @@ class Facts:
         built (`__init__` calling a `reset_state()` that nothing else calls)."""
         if self.bases_elsewhere is None:
             return False
+        bases = list(self.bases_elsewhere(self, cls))
+        if not any(attribute in base.managed_in for _, base in bases):
+            return False  # (most attributes: the walks over the class's own methods below are not needed)
         own = lineage(self.index.classes, cls)
         overridden = _overriding(own)
         called_here = {name for c in own for method in c.methods.values() for name in _called_on_self(method)}
-        for there, base in self.bases_elsewhere(self, cls):
+        for there, base in bases:
             resets = [unit for unit in base.managed_in.get(attribute, []) if unit.name not in overridden]
             if resets and any(unit.name in called_here for unit in resets):
                 return True  # `self.reset_state()` in the subclass's `on_epoch_end`

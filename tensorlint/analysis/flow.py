@@ -226,7 +226,7 @@ class _Walker:
     def lookup(self, name: str) -> Value:
         value = self._lookup(name)
         frozen = value.module and any(name in unit.frozen for unit in _units_around(self.unit))
-        if frozen and not self.index.turns_gradients_on:  # (`model.fc.requires_grad_(True)` thaws a part)
+        if frozen and not self.turns_gradients_on:  # (`model.fc.requires_grad_(True)` thaws a part)
             return replace(value, frozen=True)
         return value
 
