@@ -42,7 +42,7 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 
 # Rules off until selected (`Rule.default_enabled = False`); tests check the two agree.
-OPT_IN_CODES = frozenset({"TL018", "TL019", "TL900"})
+OPT_IN_CODES = frozenset({"TL017", "TL018", "TL019", "TL900"})
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
