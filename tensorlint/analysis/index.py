@@ -450,7 +450,7 @@ class _Indexer:
                 leaving(self, node)
                 continue
             kind = type(node)
-            visit, leave = _handlers(kind)
+            visit, leave = _HANDLERS.get(kind) or _handlers(kind)
             if visit is not None:
                 visit(self, node)
             if owner is not None and node is not getattr(owner.node, "body", None):  # a def's block: not itself
@@ -467,8 +467,10 @@ class _Indexer:
                 stack += [(child, None, unit if child is body else None, NOWHERE) for child in below]
             elif kind in SCOPES or owner is None:  # a class body or a lambda: no unit's own code
                 stack += [(child, None, None, NOWHERE) for child in below]
-            else:
+            elif kind in _LOOP_KINDS or kind in _HANDLER_KINDS:
                 stack += [(child, None, owner, child_place(node, child, place)) for child in below]
+            else:  # the place of every other node's children is its own
+                stack += [(child, None, owner, place) for child in below]
 
     def _option_default(self, call: cst.Call) -> None:
         """`add_argument("--device", default="cuda")`, `add_argument("-d", "--data-dir", dest="root")`."""
@@ -1121,21 +1123,27 @@ def _flag_cleared_calls(caller: Unit) -> set[int]:
     self._first_iter = False`) and that no method of the class sets again (but `__init__`):
     once per object."""
     once: set[int] = set()
+    if caller.cls is None:
+        return once
     for node, _ in placed(caller, cst.If):
         flag = dotted_name(node.test) if isinstance(node.test, cst.Attribute) else None
-        if flag is None or not flag.startswith(f"{caller.self_name}."):
-            continue
-        assigned = [
-            (inner, method.name.value)
-            for method in (caller.cls.methods.values() if caller.cls is not None else [])
-            for inner in walk(method)
-            if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == flag for t in inner.targets)
-        ]
-        cleared = any(literal_bool(a.value) is False and contains(node.body, a) for a, _ in assigned)
-        set_again = any(literal_bool(a.value) is not False and name != "__init__" for a, name in assigned)
-        if cleared and not set_again:
+        if (
+            flag is None
+            or not flag.startswith(f"{caller.self_name}.")
+            or not any(literal_bool(value) is False for value in _values_assigned(node.body, flag))
+        ):
+            continue  # the block does not clear it (the common case: no walk of the other methods)
+        methods = [m for m in caller.cls.methods.values() if m.name.value != "__init__"]
+        if all(literal_bool(value) is False for m in methods for value in _values_assigned(m, flag)):
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once
+
+
+def _values_assigned(tree: cst.CSTNode, target: str) -> Iterator[cst.BaseExpression]:
+    """The values that `target = value` statements below `tree` assign to the dotted name."""
+    for inner in walk(tree):
+        if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == target for t in inner.targets):
+            yield inner.value
 
 
 def _empty_value(value: cst.BaseExpression) -> bool:
