@@ -9,6 +9,7 @@ import pytest
 
 from tensorlint.analysis.project import Project
 from tensorlint.engine import lint_file, lint_source
+from tests.helpers import FIXTURES
 
 HELPERS = """\
 class AverageMeter:
@@ -1482,3 +1483,36 @@ def test_a_caller_that_turns_gradients_on_is_not_covered_by_its_callers_no_grad(
     inference.write_text(ADAPTING_INFERENCE, encoding="utf-8")
     (tmp_path / "pkg" / "run.py").write_text(ADAPTING_SCRIPT, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(inference)] == [(8, "TL004")]
+
+
+KV_CACHE_MODEL = (FIXTURES / "TL004" / "neg_kv_cache_of_a_part_run_under_inference_mode.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (
+            "from pkg.model import Transformer\n\n\ndef generate(params, tokens):\n    return Transformer(params)(tokens, 0)\n",
+            [],
+        ),
+        (
+            "from pkg.model import TransformerBlock\n\n\ndef train(args, loader, optimizer):\n"
+            "    block = TransformerBlock(0, args)\n    for x in loader:\n        block(x, 0).sum().backward()\n"
+            "        optimizer.step()\n",
+            [(24, "TL004"), (25, "TL004")],
+        ),
+    ],
+)
+def test_a_part_run_without_gradients_only_while_no_other_module_builds_it(
+    tmp_path: Path, script: str, expected: list
+) -> None:
+    """llama's attention writes its cache on every call, with gradients off because the file builds
+    it only inside a model whose `forward` is `@torch.inference_mode()`; a module elsewhere that
+    builds one of the parts itself, and trains it, turns the writes into history again."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text(KV_CACHE_MODEL, encoding="utf-8")
+    (tmp_path / "pkg" / "run.py").write_text(script, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(model)] == expected

@@ -110,6 +110,7 @@ from tensorlint.analysis.syntax import (
     list_extension,
     loop_calls,
     own_nodes,
+    parts_run_without_grad,
     pieces_made_here,
     removes_handles,
     reset_every_iteration,
@@ -195,7 +196,9 @@ class _Walker:
         self.turns_gradients_on = facts.index.turns_gradients_on
         self.env: dict[str, Value] = {}
         self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
-        self.grad_enabled = not (self._decorated_no_grad() or self._called_only_under_no_grad())
+        self.grad_enabled = not (
+            self._decorated_no_grad() or self._called_only_under_no_grad() or self._a_part_run_without_grad()
+        )
         self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
         self.discarded: cst.BaseExpression | None = None  # the value of the expression statement walked last
@@ -573,6 +576,11 @@ class _Walker:
         if not called_by_its_name(unit):
             return False
         calls = calls_under_no_grad(self.index, unit.name)
+        if calls and not all(calls):
+            # `self._store(k)` in the forward of a part run without gradients
+            with_gradients = callers_with_gradients(self.index, unit.name)
+            if all(self._a_part_run_without_grad(caller) for caller in with_gradients):
+                return True
         project, path = self.facts.project, self.facts.path
         if unit.has_loop and project is not None and path is not None and not (calls and all(calls)):
             # Called from other modules (`evaluate(model, loader)` in train.py, inside `with
@@ -594,6 +602,19 @@ class _Walker:
             for caller in callers:
                 calls += elsewhere(caller) or [False]  # a caller nobody calls: judged with gradients on
         return bool(calls) and all(calls)
+
+    def _a_part_run_without_grad(self, unit: Unit | None = None) -> bool:
+        """The `forward` of a module that the project builds only as a part of modules that run it
+        with gradients off (`syntax.parts_run_without_grad`): no other module builds it, nor any
+        of its owners on the way up (they could be trained there)."""
+        unit = unit or self.unit
+        project, path = self.facts.project, self.facts.path
+        if unit.name != "forward" or not unit.is_method or unit.cls is None or not unit.cls.is_module:
+            return False
+        chain = parts_run_without_grad(self.index, unit.cls)
+        if chain is None:
+            return False
+        return project is None or path is None or not any(project.calls_under_no_grad(path, c, None) for c in chain)
 
     def _decorated_no_grad(self) -> bool:
         """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`),

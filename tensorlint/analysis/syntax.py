@@ -56,7 +56,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_model_name, names_integer_field, text_key
-from tensorlint.analysis.walk import children, walk
+from tensorlint.analysis.walk import children, contains, walk
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -1163,6 +1163,85 @@ class NoGrad:
 def decorated_no_grad(unit: Unit) -> bool:
     node = unit.node
     return isinstance(node, cst.FunctionDef) and any(grad_mode_of(d.decorator) is False for d in node.decorators)
+
+
+def parts_run_without_grad(index: ModuleIndex, cls: ClassInfo) -> list[str] | None:
+    """The classes of the file through which a module's `forward` runs with gradients off: the
+    module is built only as a part of modules that run their parts so (llama's `Attention`, built
+    in `TransformerBlock.__init__`, which is built in `Transformer.__init__`, whose `forward` is
+    `@torch.inference_mode()`): the module and each owner up to one whose methods reading the part
+    all turn gradients off. None where that does not hold, or where the file never builds it: a
+    module built elsewhere may be trained there (the caller asks the project about these names)."""
+    chain: list[str] = []
+    current = [cls]
+    while current:
+        owners: list[ClassInfo] = []
+        for part in current:
+            if part.name in chain:
+                return None  # a cycle of parts proves nothing
+            chain.append(part.name)
+            calls = index.named_calls.get(part.name, [])
+            if not calls:
+                return None
+            for call, builder in calls:
+                owner = builder.cls
+                if owner is None or not owner.is_module or builder.name != "__init__" or owner is part:
+                    return None
+                readers = _part_readers(index, owner, _attributes_holding(builder, call))
+                if readers is None:
+                    return None
+                if readers:  # `forward`, not decorated: it runs as its own owners run it
+                    owners.append(owner)
+        current = list({id(o): o for o in owners}.values())
+    return chain
+
+
+def _attributes_holding(init: Unit, call: cst.Call) -> set[str]:
+    """The attributes of `self` that hold what `__init__` builds with `call`: `self.attention =
+    Attention(args)`, `self.layers = nn.ModuleList([Block(i) for i in ...])`,
+    `self.layers.append(Block(i))`, `self.layers += [Block(i)]`."""
+    held: set[str] = set()
+    for assign, _ in placed(init, cst.Assign):
+        if contains(assign.value, call):
+            held |= {name for t in assign.targets if (name := _self_attribute(t.target, init))}
+    others: list[cst.AugAssign | cst.AnnAssign] = [n for n, _ in placed(init, cst.AugAssign)]  # `self.layers += [b]`
+    others += [n for n, _ in placed(init, cst.AnnAssign)]
+    for other in others:
+        if other.value is not None and contains(other.value, call) and (name := _self_attribute(other.target, init)):
+            held.add(name)
+    for grow, _ in placed(init, cst.Call):
+        func = grow.func
+        if type(func) is cst.Attribute and func.attr.value in ("append", "extend", "insert"):
+            name = _self_attribute(func.value, init)
+            if name and any(contains(arg.value, call) for arg in grow.args):
+                held.add(name)
+    return held
+
+
+def _self_attribute(node: cst.CSTNode, unit: Unit) -> str | None:
+    """`x` for `self.x` in a method whose instance is `self`."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == unit.self_name:
+        return node.attr.value
+    return None
+
+
+def _part_readers(index: ModuleIndex, owner: ClassInfo, held: set[str]) -> list[Unit] | None:
+    """The undecorated `forward` of `owner` if it reads a part held in `held`; None if another
+    method reads one with gradients possibly on, if nothing holds the part, or if a class of the
+    file derives from `owner` (its methods may read the parts too)."""
+    if not held or any(owner.name in (info.base_names or []) for info in index.classes.values()):
+        return None
+    readers: list[Unit] = []
+    for name, method in owner.methods.items():
+        unit = index.method_units.get(id(method))
+        if name == "__init__" or unit is None or decorated_no_grad(unit):
+            continue
+        reads = any(_self_attribute(node, unit) in held for node in walk(method))
+        if reads and name != "forward":
+            return None
+        if reads:
+            readers.append(unit)
+    return readers
 
 
 def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:

@@ -152,7 +152,12 @@ class GraphAccumulatedInLoop(Rule):
     and a function or method whose every call in the file runs under them, or in a Lightning
     module's `validation_step`/`test_step`, up to two callers up: `with
     torch.no_grad(): pred = model.inference(g, x)`; for one with a loop that its file never
-    calls, every call by its name in the project's other modules, those beside it first), including a loss computed before the block and written there into a stats tensor
+    calls, every call by its name in the project's other modules, those beside it first), the
+    `forward` of a module built only as a part of modules that run it so (llama's attention, which
+    writes its key-value cache on every call, built in a block built in a model whose `forward` is
+    `@torch.inference_mode()`; not where another module of the project builds the attention or
+    the block itself, nor where another method of the model runs them with gradients on),
+    including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
     backpropagated in the same function (gradient accumulation), helpers that convert what they
