@@ -72,7 +72,6 @@ from tensorlint.analysis.names import (
     class_words,
     dotted_name,
     grad_mode_asked,
-    grad_mode_of,
     grad_mode_set_by,
     keyword_bools,
     literal_bool,
@@ -99,6 +98,7 @@ from tensorlint.analysis.syntax import (
     counts_batches,
     decodes,
     element_class,
+    enables_gradients,
     fetches_next,
     free_names,
     hands_over_data,
@@ -579,7 +579,7 @@ class _Walker:
         if calls and not all(calls):
             # `self._store(k)` in the forward of a part run without gradients
             with_gradients = callers_with_gradients(self.index, unit.name)
-            if all(self._a_part_run_without_grad(caller) for caller in with_gradients):
+            if all(self._a_part_run_without_grad(c) and not enables_gradients(c) for c in with_gradients):
                 return True
         project, path = self.facts.project, self.facts.path
         if unit.has_loop and project is not None and path is not None and not (calls and all(calls)):
@@ -589,7 +589,7 @@ class _Walker:
             # file never calls (`mc_dropout_inference_loop`, run under `no_grad` by the scripts).
             callers = list({id(c): c for c in callers_with_gradients(self.index, unit.name)}.values())
             if any(
-                not called_by_its_name(c) or calls_under_no_grad(self.index, c.name) or _turns_gradients_on(c)
+                not called_by_its_name(c) or calls_under_no_grad(self.index, c.name) or enables_gradients(c)
                 for c in callers
             ):
                 return False  # (a caller that turns them on, `with torch.enable_grad():`, keeps them on)
@@ -606,15 +606,23 @@ class _Walker:
     def _a_part_run_without_grad(self, unit: Unit | None = None) -> bool:
         """The `forward` of a module that the project builds only as a part of modules that run it
         with gradients off (`syntax.parts_run_without_grad`): no other module builds it, nor any
-        of its owners on the way up (they could be trained there)."""
+        part on the way up (they could be trained there)."""
         unit = unit or self.unit
         project, path = self.facts.project, self.facts.path
         if unit.name != "forward" or not unit.is_method or unit.cls is None or not unit.cls.is_module:
             return False
-        chain = parts_run_without_grad(self.index, unit.cls)
-        if chain is None:
+        found = parts_run_without_grad(self.index, unit.cls)
+        if found is None:
             return False
-        return project is None or path is None or not any(project.calls_under_no_grad(path, c, None) for c in chain)
+        chain, decorated = found
+        if not all(
+            any(self._disables_grad(d.decorator) for d in cast(cst.FunctionDef, m.node).decorators) for m in decorated
+        ):
+            return False  # a decorator named `no_grad` that is not torch's (`enable_grad as no_grad`)
+        if project is None or path is None:
+            return True  # a text without a file: no other module
+        # (a file outside any project: which modules build its classes cannot be known)
+        return project.scans_calls(path) and not any(project.calls_under_no_grad(path, c, None) for c in chain)
 
     def _decorated_no_grad(self) -> bool:
         """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`),
@@ -3163,16 +3171,6 @@ def _ancestors_across(facts: Facts, cls: ClassInfo, depth: int = 0) -> Iterator[
     if depth < _MAX_BASE_MODULES:
         for base in _imported_bases(facts, cls):
             yield from _ancestors_across(*base, depth + 1)
-
-
-def _turns_gradients_on(unit: Unit) -> bool:
-    """Whether the function turns gradients on, in a block (`with torch.enable_grad():`), around
-    itself (`@torch.enable_grad()`) or from a statement on (`torch.set_grad_enabled(True)`)."""
-    node = unit.node
-    decorators = [d.decorator for d in node.decorators] if isinstance(node, cst.FunctionDef) else []
-    items = [item.item for block, _ in placed(unit, cst.With) for item in block.items]
-    switches = [call for call, _ in placed(unit, cst.Call) if callee_name(call) == "set_grad_enabled"]
-    return any(grad_mode_of(expr) is True for expr in [*decorators, *items, *switches])
 
 
 def _bases_elsewhere(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, ClassInfo]]:

@@ -373,6 +373,10 @@ class ModuleIndex:
     # callee name -> for each of its calls, whether it runs under `no_grad`, and the unit making it
     # (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[tuple[bool, Unit]]] | None = None
+    # found when first asked (`syntax.parts_run_without_grad`): plain names by their uses, and
+    # attributes read off objects other than a method's `self`
+    name_uses: dict[str, int] | None = None
+    foreign_reads: set[str] | None = None
     names_no_grad: bool = False  # the module calls or decorates with `no_grad`/`inference_mode` at all
     registers_hooks: bool = False  # the module calls a hook registration at all
     # the module turns gradients on somewhere (`requires_grad_()`, `p.requires_grad = True`): a
@@ -1134,6 +1138,8 @@ def _flag_cleared_calls(caller: Unit) -> set[int]:
         ):
             continue  # the block does not clear it (the common case: no walk of the other methods)
         methods = [m for m in caller.cls.methods.values() if m.name.value != "__init__"]
+        if isinstance(caller.node, cst.FunctionDef) and caller.node not in methods and caller.name != "__init__":
+            methods.append(caller.node)  # a redefinition (`@batch.setter`): `methods` keeps the first
         if all(literal_bool(value) is False for m in methods for value in _values_assigned(m, flag)):
             once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
     return once

@@ -259,6 +259,10 @@ class Project:
             found += loaders.get(name, []) + [True for workers in loaders.get(UNNAMED, []) if workers]
         return found
 
+    def scans_calls(self, importer: Path) -> bool:
+        """Whether `calls_under_no_grad` reads the importer's project (it has a root marker)."""
+        return self._scan_for_calls(importer) is not None
+
     def _scan_for_calls(self, importer: Path) -> _Scan | None:
         """The modules that `calls_under_no_grad` reads: the whole project
         up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder; None without a root

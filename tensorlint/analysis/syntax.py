@@ -1165,45 +1165,59 @@ def decorated_no_grad(unit: Unit) -> bool:
     return isinstance(node, cst.FunctionDef) and any(grad_mode_of(d.decorator) is False for d in node.decorators)
 
 
-def parts_run_without_grad(index: ModuleIndex, cls: ClassInfo) -> list[str] | None:
+def parts_run_without_grad(index: ModuleIndex, cls: ClassInfo) -> tuple[list[str], list[Unit]] | None:
     """The classes of the file through which a module's `forward` runs with gradients off: the
     module is built only as a part of modules that run their parts so (llama's `Attention`, built
     in `TransformerBlock.__init__`, which is built in `Transformer.__init__`, whose `forward` is
-    `@torch.inference_mode()`): the module and each owner up to one whose methods reading the part
-    all turn gradients off. None where that does not hold, or where the file never builds it: a
-    module built elsewhere may be trained there (the caller asks the project about these names)."""
+    `@torch.inference_mode()`): the module and each owner up to one whose methods all turn
+    gradients off. None where that does not hold: the file never builds it (the project may: the
+    caller asks about these names), names it otherwise (a registry, an alias, a subclass), keeps
+    it elsewhere too, reads its holder on another object (`model.layers`), or turns gradients on
+    along the way. With the chain, the methods that its owners' decorators, read by name here, turn
+    gradients off in (the caller reads what those decorators are)."""
     chain: list[str] = []
+    decorated: list[Unit] = []
     current = [cls]
     while current:
         owners: list[ClassInfo] = []
         for part in current:
-            if part.name in chain:
-                return None  # a cycle of parts proves nothing
+            forward = index.method_units.get(id(part.methods.get("forward")))
+            if part.name in chain or part.name in _names_as_bases(index) or forward is None:
+                return None  # a cycle of parts, a subclass that may run otherwise, or no forward
+            if enables_gradients(forward):
+                return None
             chain.append(part.name)
             calls = index.named_calls.get(part.name, [])
-            if not calls:
+            if not calls or _name_uses(index).get(part.name, 0) != len(calls) + 1:  # the calls and the class
                 return None
             for call, builder in calls:
                 owner = builder.cls
                 if owner is None or not owner.is_module or builder.name != "__init__" or owner is part:
                     return None
-                readers = _part_readers(index, owner, _attributes_holding(builder, call))
-                if readers is None:
+                held = _attributes_holding(builder, call)
+                if not held or held & _attributes_read_elsewhere(index) or not _plain_module(index, owner):
                     return None
-                if readers:  # `forward`, not decorated: it runs as its own owners run it
+                runs = _runs_parts(index, owner, decorated)
+                if runs is None:
+                    return None
+                if runs:  # an undecorated `forward`: it runs as its own owners run it
                     owners.append(owner)
         current = list({id(o): o for o in owners}.values())
-    return chain
+    return chain, decorated
 
 
 def _attributes_holding(init: Unit, call: cst.Call) -> set[str]:
     """The attributes of `self` that hold what `__init__` builds with `call`: `self.attention =
     Attention(args)`, `self.layers = nn.ModuleList([Block(i) for i in ...])`,
-    `self.layers.append(Block(i))`, `self.layers += [Block(i)]`."""
+    `self.layers.append(Block(i))`, `self.layers += [Block(i)]`; none where it is kept anywhere
+    else too (`self.attn = registry[k] = Attention()`)."""
     held: set[str] = set()
     for assign, _ in placed(init, cst.Assign):
         if contains(assign.value, call):
-            held |= {name for t in assign.targets if (name := _self_attribute(t.target, init))}
+            names = [_self_attribute(t.target, init) for t in assign.targets]
+            if not all(names):
+                return set()
+            held |= {name for name in names if name}
     others: list[cst.AugAssign | cst.AnnAssign] = [n for n, _ in placed(init, cst.AugAssign)]  # `self.layers += [b]`
     others += [n for n, _ in placed(init, cst.AnnAssign)]
     for other in others:
@@ -1225,23 +1239,80 @@ def _self_attribute(node: cst.CSTNode, unit: Unit) -> str | None:
     return None
 
 
-def _part_readers(index: ModuleIndex, owner: ClassInfo, held: set[str]) -> list[Unit] | None:
-    """The undecorated `forward` of `owner` if it reads a part held in `held`; None if another
-    method reads one with gradients possibly on, if nothing holds the part, or if a class of the
-    file derives from `owner` (its methods may read the parts too)."""
-    if not held or any(owner.name in (info.base_names or []) for info in index.classes.values()):
-        return None
-    readers: list[Unit] = []
-    for name, method in owner.methods.items():
-        unit = index.method_units.get(id(method))
-        if name == "__init__" or unit is None or decorated_no_grad(unit):
-            continue
-        reads = any(_self_attribute(node, unit) in held for node in walk(method))
-        if reads and name != "forward":
-            return None
-        if reads:
-            readers.append(unit)
-    return readers
+_PLAIN_MODULES = frozenset(["torch.nn.Module", "torch.nn.modules.module.Module"])
+# Methods that describe the module without running its parts.
+_DESCRIBING = frozenset(["__repr__", "__str__", "extra_repr"])
+
+
+def _plain_module(index: ModuleIndex, owner: ClassInfo) -> bool:
+    """An owner whose bases are `nn.Module` or classes of the file that reach it: no base from
+    elsewhere brings methods that could run the parts."""
+    return all(
+        all(base in _PLAIN_MODULES or base in index.classes for base in info.base_names if base)
+        and None not in info.base_names
+        for info in lineage(index.classes, owner)
+    )
+
+
+def _runs_parts(index: ModuleIndex, owner: ClassInfo, decorated: list[Unit]) -> bool | None:
+    """Whether the owner runs its parts in an undecorated `forward` (True) or only in methods that
+    turn gradients off (False, adding them to `decorated`); None where another method may run them
+    with gradients on, or where `__init__` makes a function that could (a lambda, a nested def)."""
+    undecorated_forward = False
+    for info in lineage(index.classes, owner):
+        for name, method in info.methods.items():
+            unit = index.method_units.get(id(method))
+            if unit is None:
+                return None
+            if name == "__init__":
+                if any(isinstance(node, (cst.Lambda, cst.FunctionDef)) for node in walk(method.body)):
+                    return None
+                continue
+            if name in _DESCRIBING:
+                continue
+            if decorated_no_grad(unit) and not enables_gradients(unit):
+                decorated.append(unit)
+                continue
+            if name != "forward" or info is not owner:
+                return None
+            undecorated_forward = True
+    return undecorated_forward
+
+
+def _name_uses(index: ModuleIndex) -> dict[str, int]:
+    """How often each name is used in the file as a plain name (a class's definition counts once)."""
+    if index.name_uses is None:
+        index.name_uses = {}
+        for node in walk(index.module_unit.node):
+            if type(node) is cst.Name:
+                index.name_uses[node.value] = index.name_uses.get(node.value, 0) + 1
+    return index.name_uses
+
+
+def _attributes_read_elsewhere(index: ModuleIndex) -> set[str]:
+    """Attributes the file reads off objects other than a method's `self` (`model.layers`)."""
+    if index.foreign_reads is None:
+        selves = {unit.self_name for unit in index.units if unit.self_name}
+        index.foreign_reads = {
+            node.attr.value
+            for node in walk(index.module_unit.node)
+            if type(node) is cst.Attribute and not (type(node.value) is cst.Name and node.value.value in selves)
+        }
+    return index.foreign_reads
+
+
+def _names_as_bases(index: ModuleIndex) -> set[str]:
+    return {base for info in index.classes.values() for base in info.base_names if base}
+
+
+def enables_gradients(unit: Unit) -> bool:
+    """Whether the function turns gradients on, in a block (`with torch.enable_grad():`), around
+    itself (`@torch.enable_grad()`) or from a statement on (`torch.set_grad_enabled(True)`)."""
+    node = unit.node
+    decorators = [d.decorator for d in node.decorators] if isinstance(node, cst.FunctionDef) else []
+    items = [item.item for block, _ in placed(unit, cst.With) for item in block.items]
+    switches = [call for call, _ in placed(unit, cst.Call) if callee_name(call) == "set_grad_enabled"]
+    return any(grad_mode_of(expr) is True for expr in [*decorators, *items, *switches])
 
 
 def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
