@@ -1173,8 +1173,8 @@ def parts_run_without_grad(index: ModuleIndex, cls: ClassInfo) -> tuple[list[str
     gradients off. None where that does not hold: the file never builds it (the project may: the
     caller asks about these names), names it otherwise (a registry, an alias, a subclass), keeps
     it elsewhere too, reads its holder on another object (`model.layers`), or turns gradients on
-    along the way. With the chain, the methods that its owners' decorators, read by name here, turn
-    gradients off in (the caller reads what those decorators are)."""
+    along the way. Returned with the chain: the owners' methods taken here, by the decorator's
+    name, to run without gradients; the caller checks what those decorators are."""
     chain: list[str] = []
     decorated: list[Unit] = []
     current = [cls]
