@@ -40,6 +40,7 @@ from tensorlint.analysis.index import (
     qualified_name,
     run_once_calls,
     runs_per_batch,
+    self_attribute,
     single_class,
     spread_repeating_roles,
     steps_once,
@@ -1214,29 +1215,22 @@ def _attributes_holding(init: Unit, call: cst.Call) -> set[str]:
     held: set[str] = set()
     for assign, _ in placed(init, cst.Assign):
         if contains(assign.value, call):
-            names = [_self_attribute(t.target, init) for t in assign.targets]
+            names = [self_attribute(init, t.target) for t in assign.targets]
             if not all(names):
                 return set()
             held |= {name for name in names if name}
     others: list[cst.AugAssign | cst.AnnAssign] = [n for n, _ in placed(init, cst.AugAssign)]  # `self.layers += [b]`
     others += [n for n, _ in placed(init, cst.AnnAssign)]
     for other in others:
-        if other.value is not None and contains(other.value, call) and (name := _self_attribute(other.target, init)):
+        if other.value is not None and contains(other.value, call) and (name := self_attribute(init, other.target)):
             held.add(name)
     for grow, _ in placed(init, cst.Call):
         func = grow.func
         if type(func) is cst.Attribute and func.attr.value in ("append", "extend", "insert"):
-            name = _self_attribute(func.value, init)
+            name = self_attribute(init, func.value)
             if name and any(contains(arg.value, call) for arg in grow.args):
                 held.add(name)
     return held
-
-
-def _self_attribute(node: cst.CSTNode, unit: Unit) -> str | None:
-    """`x` for `self.x` in a method whose instance is `self`."""
-    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == unit.self_name:
-        return node.attr.value
-    return None
 
 
 _PLAIN_MODULES = frozenset(["torch.nn.Module", "torch.nn.modules.module.Module"])
@@ -1281,24 +1275,31 @@ def _runs_parts(index: ModuleIndex, owner: ClassInfo, decorated: list[Unit]) -> 
 
 def _name_uses(index: ModuleIndex) -> dict[str, int]:
     """How often each name is used in the file as a plain name (a class's definition counts once)."""
-    if index.name_uses is None:
-        index.name_uses = {}
-        for node in walk(index.module_unit.node):
-            if type(node) is cst.Name:
-                index.name_uses[node.value] = index.name_uses.get(node.value, 0) + 1
+    _read_module_uses(index)
+    assert index.name_uses is not None
     return index.name_uses
 
 
 def _attributes_read_elsewhere(index: ModuleIndex) -> set[str]:
     """Attributes the file reads off objects other than a method's `self` (`model.layers`)."""
-    if index.foreign_reads is None:
-        selves = {unit.self_name for unit in index.units if unit.self_name}
-        index.foreign_reads = {
-            node.attr.value
-            for node in walk(index.module_unit.node)
-            if type(node) is cst.Attribute and not (type(node.value) is cst.Name and node.value.value in selves)
-        }
+    _read_module_uses(index)
+    assert index.foreign_reads is not None
     return index.foreign_reads
+
+
+def _read_module_uses(index: ModuleIndex) -> None:
+    """Both of the above, in one walk of the module, when first asked."""
+    if index.name_uses is not None and index.foreign_reads is not None:
+        return
+    selves = {unit.self_name for unit in index.units if unit.self_name}
+    uses: dict[str, int] = {}
+    reads: set[str] = set()
+    for node in walk(index.module_unit.node):
+        if type(node) is cst.Name:
+            uses[node.value] = uses.get(node.value, 0) + 1
+        elif type(node) is cst.Attribute and not (type(node.value) is cst.Name and node.value.value in selves):
+            reads.add(node.attr.value)
+    index.name_uses, index.foreign_reads = uses, reads
 
 
 def _names_as_bases(index: ModuleIndex) -> set[str]:
