@@ -334,11 +334,19 @@ class _RenamePlan:
     @cached_property
     def named_for_classes(self) -> frozenset[str]:
         """Names of objects named for a class of the file (`tracker`, `val_tracker` for
-        `EmbeddingTracker`), and those classes: the analysis takes such an object for an instance
-        of the class (`tracker.update(x)`) by design, so both keep their names."""
-        words = {class_word(name): name for name in self.classes}
-        objects = {name for name in self.fixture.identifiers if name.lower().rsplit("_", 1)[-1] in words}
-        return frozenset(objects | {words[name.lower().rsplit("_", 1)[-1]] for name in objects})
+        `EmbeddingTracker`, a container `meters` for `AverageMeter`), and those classes: the
+        analysis takes such an object for an instance of the class (`tracker.update(x)`) by
+        design, so both keep their names."""
+        words: dict[str, set[str]] = {}
+        for name in self.classes:
+            words.setdefault(class_word(name), set()).add(name)
+
+        def word(name: str) -> str | None:
+            last = name.lower().rsplit("_", 1)[-1]
+            return last if last in words else last.removesuffix("s") if last.removesuffix("s") in words else None
+
+        objects = {name for name in self.fixture.identifiers if word(name) is not None}
+        return frozenset(objects.union(*(words[word(name) or ""] for name in objects)))
 
     def decide(self, scope: Scope, name: str) -> str | None:
         key = (scope, name)

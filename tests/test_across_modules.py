@@ -1516,3 +1516,59 @@ def test_a_part_run_without_gradients_only_while_no_other_module_builds_it(
     model.write_text(KV_CACHE_MODEL, encoding="utf-8")
     (tmp_path / "pkg" / "run.py").write_text(script, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(model)] == expected
+
+
+SMOOTHED_CRITERION = """\
+import torch.nn.functional as F
+from torch import nn
+
+
+class SmoothedValue:
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.values = []
+
+    def push(self, value):
+        self.values.append(value)
+
+
+class SmoothedCriterion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.meter = SmoothedValue()
+
+    def forward(self, logits, target):
+        loss = F.cross_entropy(logits, target)
+        self.meter.push(loss)
+        return loss
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("from pkg.criterion import SmoothedCriterion\n\ncriterion = SmoothedCriterion()\n", [(13, "TL001")]),
+        (
+            "from pkg.criterion import SmoothedCriterion\n\n\ndef log(criterion):\n"
+            "    print(criterion.meter.values)\n    criterion.meter.reset()\n",
+            [],
+        ),
+    ],
+)
+def test_a_public_reset_bounds_a_list_only_where_some_code_calls_it(
+    tmp_path: Path, script: str, expected: list
+) -> None:
+    """A meter's `reset()` empties its list, but only its `__init__` calls it: every push is
+    kept for the run, until a module of the project calls `reset()` (a project's other module may,
+    so a file with no root marker around it stays silent)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    criterion = tmp_path / "pkg" / "criterion.py"
+    criterion.write_text(SMOOTHED_CRITERION, encoding="utf-8")
+    (tmp_path / "pkg" / "run.py").write_text(script, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(criterion)] == expected
+    (tmp_path / "pyproject.toml").unlink()
+    assert [(row, code) for row, code, _ in _found_afresh(criterion)] == []

@@ -22,6 +22,7 @@ from tensorlint.analysis.index import (
     attribute_family,
     callees,
     field_factory,
+    is_plain_base,
     lineage,
     placed,
     reset_only_when_run_starts,
@@ -29,8 +30,8 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
-from tensorlint.analysis.syntax import declared_container, only_called
-from tensorlint.analysis.values import UNKNOWN, Value, is_input_name
+from tensorlint.analysis.syntax import callers_of, declared_container, only_called
+from tensorlint.analysis.values import UNKNOWN, Value, is_input_name, is_torch_module_class
 from tensorlint.analysis.walk import walk
 
 if TYPE_CHECKING:  # the type of a field only: project.py holds Facts, so it cannot be imported here
@@ -313,7 +314,13 @@ class Facts:
             )
             if managed and not (
                 reset_only_when_run_starts(self.index, unit.cls, attribute)
-                or reset_only_while_built(self.index, unit.cls, attribute, private=True)
+                or reset_only_while_built(
+                    self.index,
+                    unit.cls,
+                    attribute,
+                    private=True,
+                    uncalled=self._resets_nobody_calls(unit.cls, attribute),
+                )
             ):
                 return "attribute", "managed"
             if not managed and self._emptied_by_a_base_elsewhere(unit.cls, attribute):
@@ -385,6 +392,30 @@ class Facts:
         node = unit.node
         assert isinstance(node, cst.FunctionDef)  # only functions are called by name
         return only_called(owner.node, node.name)
+
+    def _resets_nobody_calls(self, cls: ClassInfo, attribute: str) -> frozenset[str]:
+        """The public methods emptying `self.<attribute>` that no code calls but the class's own
+        methods (a meter's `reset()` that only its `__init__` calls), where the project shows all
+        the code there is: for a class this file builds, with no base from elsewhere but torch's
+        modules (a framework calls a `Metric`'s or a callback's `reset`)."""
+        family = lineage(self.index.classes, cls)
+        if self.project is None or self.path is None or cls.name not in self.index.named_calls:
+            return frozenset()
+        if any(
+            base and base not in self.index.classes and not (is_plain_base(base) or is_torch_module_class(base))
+            for c in family
+            for base in c.base_names
+        ):
+            return frozenset()
+        public = {
+            unit.name for c in family for unit in c.managed_in.get(attribute, []) if not unit.name.startswith("_")
+        }
+        return frozenset(
+            name
+            for name in public
+            if all(any(caller.cls is c for c in family) for caller in callers_of(self.index, name))
+            and self.project.called_elsewhere(self.path, name) is False
+        )
 
     def _emptied_by_another_module(self, classes: list[ClassInfo], attribute: str) -> bool:
         """`self.mac_unit.history = []` in the module of the model that holds the unit: emptied by

@@ -86,6 +86,7 @@ from tensorlint.analysis.syntax import (
     COMPUTED_COLLECTIONS,
     ITEM_WRAPPERS,
     NoGrad,
+    accepts,
     accumulated_operand,
     assign_loop_step_roles,
     called_by_its_name,
@@ -465,7 +466,7 @@ class _Walker:
         return (
             self._method_of(func.value, method)
             or self._stored_function(func, read_modules)
-            or self._method_named_for(func.value, method, across_project)
+            or self._method_named_for(func.value, method, across_project, call)
         )
 
     def _function_named(self, unit: Unit, name: str, read_modules: bool) -> tuple[Facts, Unit] | None:
@@ -502,25 +503,37 @@ class _Walker:
         return _inherited_method(*known, method_name)
 
     def _method_named_for(
-        self, owner: cst.BaseExpression, method_name: str, across_project: bool = False
+        self, owner: cst.BaseExpression, method_name: str, across_project: bool = False, call: cst.Call | None = None
     ) -> tuple[Facts, Unit] | None:
         """`logger.log_later(fn)` where `logger` is a parameter the file never builds: the method of
         the one class of this file that defines it, or with `across_project`, where the file defines
         none, of the one module of the project that does. For the methods of builtin containers
         (`update`, `append`, `get`), only when the object is named for the class (`tracker` for
         `EmbeddingTracker`, `loss_meter` for `AverageMeter`): `results.update(outputs)` beside an
-        `AverageMeter` is a dict's."""
+        `AverageMeter` is a dict's. An item of a container is named by the container's plural
+        (`meters["loss"]` for `AverageMeter`), whatever the method."""
         if method_name.startswith("__"):
             return None
-        dotted = dotted_name(owner)
+        item = isinstance(owner, cst.Subscript)
+        dotted = dotted_name(owner.value if isinstance(owner, cst.Subscript) else owner)
         if dotted is None or self.imports.qualify(owner) is not None or dotted in self.index.classes:
             # `super().forward(x)`, `F.relu(x)`: not an object the caller passes; nor a class of
             # this file, `GatherLayer.apply(x)`, whose methods are its own or its bases'
             return None
-        if method_name in STORE_METHODS or method_name in _CONTAINER_METHODS:
+        if item or method_name in STORE_METHODS or method_name in _CONTAINER_METHODS:
             word = dotted.rsplit(".", 1)[-1].rsplit("_", 1)[-1].lower()
-            named = [cls for cls in self.index.classes.values() if class_word(cls.name) == word]
-            if len(named) != 1 or method_name not in named[0].methods or evaluate(owner, self) != UNKNOWN:
+            if item:
+                word = word.removesuffix("s")  # `meters["loss"]`: an item of a container named for the class
+            # Of the classes so named, those whose method the call fits (`meters["loss"].update(v, n)`
+            # beside a `TimeMeter.update(self, n=1)`).
+            named = [
+                cls
+                for cls in self.index.classes.values()
+                if class_word(cls.name) == word
+                and method_name in cls.methods
+                and (call is None or accepts(cls.methods[method_name], call))
+            ]
+            if len(named) != 1 or evaluate(owner, self) != UNKNOWN:
                 return None
             return self.facts, self.index.method_units[id(named[0].methods[method_name])]
         known = evaluate(owner, self)

@@ -1064,13 +1064,15 @@ def reset_only_when_run_starts(index: ModuleIndex, cls: ClassInfo, attribute: st
     return bool(resets) and attribute not in index.foreign_managed and all(u.name in RUN_START_HOOKS for u in resets)
 
 
-def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *, private: bool = False) -> bool:
+def reset_only_while_built(
+    index: ModuleIndex, cls: ClassInfo, attribute: str, *, private: bool = False, uncalled: frozenset[str] = frozenset()
+) -> bool:
     """Whether every reset of `self.<attribute>` runs only while the object is built: in methods
     that only `__init__` calls, directly or through each other (`reset_parameters()` calling
     `reset_running_stats()`, or a mixin's `_init_stats()` that a subclass's `__init__` calls).
     Such a reset bounds nothing that `forward` adds later. With `private`, only when those methods,
-    and the ones between them and `__init__`, are private (`_init_stats`): a public `reset()` may be
-    called from another module too."""
+    and the ones between them and `__init__`, are private (`_init_stats`) or among `uncalled`,
+    public ones that no other code calls: a public `reset()` may be called from another module too."""
     resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
     if attribute in index.foreign_managed or not resets:
         return False
@@ -1085,7 +1087,7 @@ def reset_only_while_built(index: ModuleIndex, cls: ClassInfo, attribute: str, *
     def only_at_build(unit: Unit) -> bool:
         if unit.name == "__init__":
             return True
-        if private and not unit.name.startswith("_"):
+        if private and not unit.name.startswith("_") and unit.name not in uncalled:
             return False  # `reset()`, which `_init_buffers()` serves, may be called from outside
         if id(unit) not in built:
             built[id(unit)] = False  # a cycle of methods proves nothing
@@ -1607,7 +1609,7 @@ def _classify_classes(index: ModuleIndex) -> None:
     for cls in classes.values():
         if "forward" in cls.methods and not cls.is_autograd_function:
             for ancestor in lineage(classes, cls):
-                if any(b and b not in classes and not _is_plain_base(b) for b in ancestor.base_names):
+                if any(b and b not in classes and not is_plain_base(b) for b in ancestor.base_names):
                     cls.is_module = True
     changed = True
     while changed:  # a class whose local base is a module class is one too
@@ -1941,7 +1943,7 @@ _RECORD_DECORATORS = frozenset(["dataclass", "dataclasses.dataclass", "attrs.def
 _PLAIN_BASES = ("object", "ABC", "abc.", "typing.", "enum.", "Generic", "Protocol", "NamedTuple", "dataclasses.")
 
 
-def _is_plain_base(base: str) -> bool:
+def is_plain_base(base: str) -> bool:
     """Bases that say nothing about being a module; torch's own non-module classes too."""
     return base.startswith(_PLAIN_BASES) or (base.startswith("torch.") and not is_torch_module_class(base))
 

@@ -200,6 +200,20 @@ class Project:
                 return True
         return False
 
+    def called_elsewhere(self, importer: Path, name: str) -> bool | None:
+        """Whether another module of the importer's project may call a function or method so
+        named (the text scan's superset: `name(` anywhere); None without a root marker, where the
+        project has no end to read. Any module may add such a call later: the answer "no"
+        depends on them all."""
+        scan = self._scan(importer)
+        if scan is None:
+            return None
+        self.loaded.add(scan.folder)
+        here = importer.resolve()
+        callers = [path for path in scan.calling(name) if path != here]
+        self.loaded.update(callers[:1] or scan.modules)
+        return bool(callers)
+
     def calls_under_no_grad(self, importer: Path, name: str, owner: str | None) -> list[bool]:
         """For each call of a function or method so named in the other modules of the importer's
         project (`with torch.no_grad(): pred = model.inference(g, x)` in train.py), whether it runs

@@ -1346,6 +1346,31 @@ def callers_with_gradients(index: ModuleIndex, name: str) -> list[Unit]:
     return [caller for quiet, caller in index.calls_under_no_grad.get(name, []) if not quiet]
 
 
+def accepts(method: cst.FunctionDef, call: cst.Call) -> bool:
+    """Whether a call on an object fits the method's signature (its first parameter bound to the
+    object): `meter.update(loss, n)` cannot run a `TimeMeter.update(self, n=1)`."""
+    params = method.params
+    named = [*params.posonly_params, *params.params][1:]
+    positional = sum(1 for arg in call.args if arg.keyword is None and not arg.star)
+    keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    if any(arg.star for arg in call.args):
+        return True  # `update(*values)`: any count
+    if positional > len(named) and not isinstance(params.star_arg, cst.Param):
+        return False
+    names = {p.name.value for p in [*named, *params.kwonly_params]}
+    if not keywords <= names and params.star_kwarg is None:
+        return False
+    required = [p.name.value for p in [*named[positional:], *params.kwonly_params] if p.default is None]
+    return all(name in keywords for name in required)
+
+
+def callers_of(index: ModuleIndex, name: str) -> list[Unit]:
+    """The functions of the file that call a function or method so named, once per call."""
+    calls_under_no_grad(index, name)
+    assert index.calls_under_no_grad is not None
+    return [caller for _, caller in index.calls_under_no_grad.get(name, [])]
+
+
 def called_by_its_name(unit: Unit) -> bool:
     """A function or method that code calls by its name: not the module body, a lambda, a dunder,
     nor `forward` (`forward` and `__call__` run through the object)."""

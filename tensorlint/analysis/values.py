@@ -686,6 +686,10 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         # `decode` gives text) are not.
         if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
             return UNKNOWN
+        if names_a_loss_value(name) and name.lower().strip("_") not in ("loss", "losses"):
+            # `layer.aux_loss`, `block.moe_loss`: a loss its forward left on the module (a router's
+            # balancing loss, a quantiser's commitment loss), with that forward's graph
+            return Value(tensor=True, graph=scope.grad_enabled)
         return MODULE
     if not base.tensor:
         return UNKNOWN
@@ -730,6 +734,14 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return copied if copied.graph else UNKNOWN
         if name == "partial":  # functools.partial imported by name
             return _partial(call, scope)
+        if (
+            name == "getattr"
+            and len(call.args) >= 2
+            and (attribute := string_value(call.args[1].value) or "").isidentifier()
+        ):
+            # `getattr(module, "aux_loss", None)`: the attribute so named (or the default)
+            read = evaluate(cst.Attribute(value=call.args[0].value, attr=cst.Name(attribute)), scope)
+            return read.join(args[2]) if len(args) > 2 else read
         made = scope.lookup(name) if name is not None else UNKNOWN
         if isinstance(made.closure, cst.ClassDef):
             return made  # an instance of a class the function defines, whose methods capture its tensors
@@ -1098,6 +1110,8 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return recv
         if name in ("parameters", "named_parameters"):
             return TENSOR if recv.frozen else PARAMETER  # what a loop over them gets: its parameters
+        if name in ("modules", "children", "named_modules", "named_children"):
+            return MODULE  # what a loop over them gets: its submodules
         if name in ("buffers", "named_buffers"):
             return TENSOR
         args = [evaluate(arg.value, scope) for arg in call.args]
