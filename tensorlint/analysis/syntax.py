@@ -777,7 +777,9 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
         loops: list[cst.For | cst.While] = [loop for loop, _ in placed(caller, cst.For)]
         loops += [loop for loop, _ in placed(caller, cst.While)]
         for loop in loops:
-            if not is_training_iteration(loop, caller, index.imports) or _around_the_steps(loop, caller, index.imports):
+            if _around_the_steps(loop, caller, index.imports) or not (
+                is_training_iteration(loop, caller, index.imports) or _calls_a_training_step(loop, caller, index)
+            ):
                 continue
             made_per_iteration: set[str] | None = None
             for call in loop_calls(caller, loop):
@@ -850,6 +852,15 @@ def element_class(words: set[str]) -> str | None:
     if not words & _ITEM_CONTAINERS:
         return None
     return single_class(words - _ITEM_CONTAINERS - {"typing"})
+
+
+def _calls_a_training_step(loop: cst.For | cst.While, caller: Unit, index: ModuleIndex) -> bool:
+    """`for update in range(n): agent.update()`: a loop that calls a method of the file's object
+    that is one training step (it calls `backward()` once), however it counts its iterations."""
+    return any(
+        (callee := _called_unit(call, caller, index)) is not None and callee is not caller and steps_once(callee)
+        for call in loop_calls(caller, loop)
+    )
 
 
 def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | None:

@@ -747,13 +747,16 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
 def _object_of_one_call(facts: Facts, store: Store) -> bool:
     """Whether every call of the storing method in the file is on an object that the calling
     function made itself (`step = Step(...)`, then `step.training_step(batch, i)` in its loop): the
-    object, and what its attributes keep, goes when that call returns."""
+    object, and what its attributes keep, goes when that call returns. Not for a graph kept by
+    calls in a loop around which the object was made (`agent = Agent()`, then `for _ in
+    range(n): agent.update()`): each iteration's graph stays until the loop ends, as it would
+    in a list of the function's own."""
     unit, cls = store.unit, store.unit.cls
     if cls is None or not unit.is_method:
         return False
     found = False
     for caller in facts.index.units:
-        for call, _ in placed(caller, cst.Call):
+        for call, place in placed(caller, cst.Call):
             func = call.func
             if type(func) is not cst.Attribute or func.attr.value != unit.name:
                 continue
@@ -765,6 +768,8 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
                 return False
             if owner.value in facts.returned.get(id(caller), ()):
                 return False  # handed back to the caller's caller: it lives on
+            if store.value.graph and any(not any(v is n for v in made for n in walk(loop)) for loop in place.loops):
+                return False
             found = True
     return found
 
