@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
+from functools import partial, reduce
 from pathlib import Path
 from typing import cast
 
@@ -39,6 +39,7 @@ from tensorlint.analysis.index import (
     GRAPH_GIVEN_METHODS,
     LIGHTNING_STEPS,
     NO_GRAD_STEP_METHODS,
+    NOWHERE,
     OWN_ITEMS,
     ClassInfo,
     ModuleIndex,
@@ -55,10 +56,13 @@ from tensorlint.analysis.index import (
     emptied_each,
     heirs,
     lineage,
+    outer_container,
     overrides,
+    own_container_items,
     placed,
     qualified_name,
     resets_container,
+    resolve_callable,
     runs_per_batch,
     self_attribute,
     single_class,
@@ -267,6 +271,20 @@ class _Walker:
         if not (assigned or (cls.is_record and name in facts.index.foreign_writes)):
             return None
         return attribute_value(facts, cls, name)
+
+    def engine_output(self) -> Value | None:
+        """The engines of the handler this code is in (or nested in); of the file, elsewhere (a
+        helper the handler calls)."""
+        unit: Unit | None = self.unit
+        while unit is not None and id(unit) not in self.index.handler_engines:
+            unit = unit.parent
+        engines = self.index.handler_engines[id(unit)] if unit is not None else self.index.engines
+        returned = [
+            summary_of(self.facts, process).returns_plain
+            for call, maker in engines
+            for process, _, _ in resolve_callable(self.index, call.args[0].value, maker)
+        ]
+        return reduce(Value.join, returned) if returned else None
 
     def item_of_instance(self, owner: Value) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
@@ -1208,6 +1226,8 @@ class _Walker:
         key: Value | None = None,
         for_the_run: bool = False,
     ) -> None:
+        if type(container) is cst.Name and (own := self._own_container(container.value)) is not None:
+            container = own  # `for key, values in self.curves.items(): values.append(h)` grows `self.curves`
         if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
         node, via = self.report_at or node, via or self.replay_via
@@ -1979,6 +1999,16 @@ class _Walker:
             key = self._key(call.args[0].value)
         self._escape(value, "stored in a container", container)
         self._store(call, container, value, stored, grows, key=key)
+
+    def _own_container(self, name: str) -> cst.BaseExpression | None:
+        """The object's container that the name stands for: an item of it, as the loop variable
+        of `for key, values in self.curves.items():` (`own_container_items`; not bound again in
+        the loop); or what every call of this method on `self` hands the parameter
+        (`self._keep(self.feats, x)`, `self._keep(values, x)` in such a loop)."""
+        for loop in reversed(self.loops):
+            if type(loop.node) is cst.For and name in target_names(loop.node.target):
+                return _own_item(loop.node, self.unit, name)
+        return _handed_own_container(self.unit, name) if self.arguments is None else None
 
     def _helper_effects(self, call: cst.Call, facts: Facts, target: Unit, report_at: cst.CSTNode | None = None) -> None:
         """`meter.update(loss)`: what the helper does with its arguments happens here too (reported
@@ -3212,6 +3242,59 @@ def _imported_bases(facts: Facts, cls: ClassInfo) -> Iterator[tuple[Facts, Class
 def _analyze_imported(module: cst.Module, path: Path, project: Project) -> Facts:
     """A module the checked file imports is read for its summaries: its body alone is walked."""
     return analyze(module, path=path, project=project, only_module_body=True)
+
+
+def _own_item(loop: cst.For, unit: Unit, name: str) -> cst.Subscript | None:
+    """`self.curves[key]` for `values` of `for key, values in self.curves.items():`, unless the
+    loop's body binds it again."""
+    item, held = own_container_items(loop, unit)
+    if item != name or held is None or _rebinds(loop.body, name):
+        return None
+    key = loop.target.elements[0].value if type(loop.target) is cst.Tuple else cst.Name("_")
+    return cst.Subscript(held, [cst.SubscriptElement(cst.Index(key))])
+
+
+def _handed_own_container(unit: Unit, name: str, depth: int = 0) -> cst.BaseExpression | None:
+    """What every call of the method on `self` hands its parameter `name` of the object's own
+    containers: `self.feats`, `self.taps[name]`, the item variable of a loop over one, or what the
+    calling method was handed so."""
+    params = [p.name.value for p in unit.argument_params]
+    if not unit.is_method or not unit.call_sites or name not in params or depth > 3:
+        return None
+    handed: list[cst.BaseExpression] = []
+    for call, caller in unit.call_sites:
+        func = call.func
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == caller.self_name):
+            return None  # not a call on `self`
+        arg = arguments_by_position(call, unit).get(params.index(name))
+        held = None
+        if arg is not None and self_attribute(caller, outer_container(arg)) is not None:
+            held = arg
+        elif type(arg) is cst.Name:
+            place = next((place for node, place in placed(caller, cst.Call) if node is call), NOWHERE)
+            loop = next((loop for loop in reversed(place.loops) if arg.value in _for_targets(loop)), None)
+            if isinstance(loop, cst.For):
+                held = _own_item(loop, caller, arg.value)
+            elif loop is None:
+                held = _handed_own_container(caller, arg.value, depth + 1)
+        if held is None or (handed and not held.deep_equals(handed[0])):
+            return None
+        handed.append(held)
+    return handed[0]
+
+
+def _for_targets(loop: cst.For | cst.While) -> set[str]:
+    return target_names(loop.target) if type(loop) is cst.For else set()
+
+
+def _rebinds(body: cst.BaseSuite, name: str) -> bool:
+    """Whether the block binds `name` to another object (`values = []`; not `values += [h]`,
+    which extends the list in place)."""
+    return any(
+        (type(node) is cst.Assign and any(name in target_names(t.target) for t in node.targets))
+        or (type(node) in (cst.AnnAssign, cst.For) and name in target_names(node.target))  # type: ignore[attr-defined]
+        for node in own_nodes(body)
+    )
 
 
 def summary_of(facts: Facts, unit: Unit) -> Summary:

@@ -384,6 +384,11 @@ class ModuleIndex:
     turns_gradients_on: bool = False
     # (id(class), method name) -> the subclasses' methods that override it (subclass_overrides)
     overriding: dict[tuple[int, str], list[Unit]] = field(default_factory=dict)
+    # ignite: `Engine(update)` calls, and for each handler of an iteration event (by id of its
+    # unit), the calls of the engines it may be attached to (`engine.state.output` is what their
+    # process functions return)
+    engines: list[tuple[cst.Call, Unit]] = field(default_factory=list)
+    handler_engines: dict[int, list[tuple[cst.Call, Unit]]] = field(default_factory=dict)
 
     def unit_for_lambda(self, node: cst.Lambda) -> Unit:
         unit = self.lambda_units.get(id(node))
@@ -420,6 +425,9 @@ class _Indexer:
         self.method_units: dict[int, Unit] = {}
         self.lambda_parents: dict[int, Unit] = {}
         self.hook_calls: list[tuple[cst.Call, Unit, Role]] = []
+        self.event_handlers: list[tuple[cst.Call, Unit]] = []  # ignite's `engine.add_event_handler(event, h)`
+        self.loop_items: list[tuple[str | None, cst.BaseExpression | None]] = []  # own_container_items of each loop in
+        self.engines: list[tuple[cst.Call, Unit]] = []  # ignite's `Engine(update)`
         self.names_no_grad = False
         self.registers_hooks = False
         self.turns_gradients_on = False
@@ -642,14 +650,18 @@ class _Indexer:
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
             self.unit.augmented.setdefault(node.target.value, []).append(node.value)
-        elif self_attribute(self.unit, _held(node.target)) is not None:
+        elif self_attribute(self.unit, outer_container(node.target)) is not None:
             self.unit.fills_attributes = True  # `self.xs += [x]`, `self.xs[key] += [x]`
 
     def visit_For(self, node: cst.For) -> None:
         self.unit.has_loop = True
         self._bind(node.target, None)
+        self.loop_items.append(own_container_items(node, self.unit))
         for emptied in emptied_each(node):
             self._manage(emptied)
+
+    def leave_For(self, node: cst.For) -> None:
+        self.loop_items.pop()
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
@@ -697,13 +709,17 @@ class _Indexer:
                 cls.managed_in.setdefault(attribute, []).append(method)
 
     def _manage(self, container: cst.BaseExpression) -> None:
-        attribute = self_attribute(self.unit, _held(container))  # `self.pending[name].clear()` too
+        attribute = self_attribute(self.unit, outer_container(container))  # `self.pending[name].clear()` too
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
             self.unit.cls.managed_in.setdefault(attribute, []).append(self.unit.method_unit() or self.unit)
         elif isinstance(container, cst.Attribute):
             self.foreign_managed.add(container.attr.value)  # a parent empties its child's list
         elif isinstance(container, cst.Name):
+            held = next((held for name, held in reversed(self.loop_items) if name == container.value), None)
+            if held is not None:  # `for values in self.curves.values(): values.clear()` empties `self.curves`
+                self._manage(held)
+                return
             self.module_unit.managed_globals.add(container.value)
             self.unit.managed_globals.add(container.value)
 
@@ -723,6 +739,10 @@ class _Indexer:
             self.registers_hooks = True  # a handle may be kept: without one, no value is looked at for it
         if name == "requires_grad_" and (not node.args or literal_bool(node.args[0].value) is not False):
             self.turns_gradients_on = True
+        if name == "add_event_handler" and recv is not None and len(node.args) >= 2:
+            self.event_handlers.append((node, self.unit))
+        elif name in _IGNITE_ENGINES and (self.imports.qualify(node.func) or "").startswith("ignite.") and node.args:
+            self.engines.append((node, self.unit))
         if recv is not None:
             if name == "remove" and not node.args:
                 self.unit.removes_hooks = True  # RemovableHandle.remove(); list.remove takes an item
@@ -730,7 +750,7 @@ class _Indexer:
                 self._manage(recv)
             if name in MODULE_ONLY_METHODS:
                 self._module_evidence(recv)
-            if name in _LIST_ONLY_METHODS and self_attribute(self.unit, _held(recv)) is not None:
+            if name in _LIST_ONLY_METHODS and self_attribute(self.unit, outer_container(recv)) is not None:
                 self.unit.fills_attributes = True
             if name in _LIST_ONLY_METHODS and isinstance(recv, cst.Name):
                 unit: Unit | None = self.unit
@@ -760,7 +780,11 @@ class _Indexer:
             self._backward(node, None)
         qualified = self.imports.qualify(node.func) or ""
         # `torch.cat(store["emb"])` joins what `store` holds
-        if qualified in _TORCH_CONCATENATIONS and node.args and (joined := dotted_name(_held(node.args[0].value))):
+        if (
+            qualified in _TORCH_CONCATENATIONS
+            and node.args
+            and (joined := dotted_name(outer_container(node.args[0].value)))
+        ):
             self.concatenated.add(joined)
         if name in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in LOADER_CLASSES:
             self.loader_calls.append(node)
@@ -892,12 +916,15 @@ def build_index(
         named_calls=indexer.named_calls,
         pool_initializers=indexer.pool_initializers,
         option_defaults=indexer.option_defaults,
+        engines=indexer.engines,
     )
     for unit in index.units:
         _find_graph_producers(index, unit)
     _classify_classes(index)
     _assign_forward_roles(index)
     _assign_hook_roles(index)
+    if indexer.engines or indexer.event_handlers:
+        _assign_event_handler_roles(index, indexer.event_handlers)
     _assign_unseen_hook_roles(index)
     in_main_process: set[int] = set()  # units that only loaders without workers run
     for call, unit in zip(indexer.loader_calls, indexer.loader_units, strict=True):
@@ -1339,7 +1366,7 @@ def member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> lis
     either branch of `Probe() if cfg.probe else None`); `self.meters["loss"].push(v)`: every value
     put in `self.meters`."""
     item = type(func.value) is cst.Subscript
-    member = self_attribute(caller, _held(func.value))
+    member = self_attribute(caller, outer_container(func.value))
     if member is None or caller.cls is None:
         return []
     classes = lineage(index.classes, caller.cls)
@@ -1428,11 +1455,11 @@ def _called_on_member(call: cst.Call, caller: Unit) -> bool:
     func = call.func
     if type(func) is not cst.Attribute:
         return False
-    member = _held(func.value)
+    member = outer_container(func.value)
     return type(member) is cst.Attribute and self_attribute(caller, member) is not None
 
 
-def _held(expr: cst.BaseExpression) -> cst.BaseExpression:
+def outer_container(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The container an item of it is: `self.values` for `self.values[key]`."""
     while type(expr) is cst.Subscript:
         expr = expr.value
@@ -1709,6 +1736,75 @@ def _assign_hook_roles(index: ModuleIndex) -> None:
             target.roles[role] = f"registered with `{registration}`"
             target.skip_params, target.skip_keywords = skip, skip_keywords
         _bind_registered_arguments(index, call.args[0].value, unit)
+
+
+_IGNITE_ENGINES = frozenset(["Engine", "DeterministicEngine"])
+# ignite's events fired on every iteration of a run (`Events.ITERATION_COMPLETED(every=10)` too)
+_ITERATION_EVENTS = frozenset(["ITERATION_STARTED", "ITERATION_COMPLETED", "GET_BATCH_STARTED", "GET_BATCH_COMPLETED"])
+
+
+def _assign_event_handler_roles(index: ModuleIndex, registrations: list[tuple[cst.Call, Unit]]) -> None:
+    """ignite's handlers of an iteration event (`trainer.add_event_handler(Events.ITERATION_COMPLETED,
+    keep)`, `@trainer.on(Events.ITERATION_COMPLETED(every=10))`) run once per iteration of the
+    engine's run, as a framework's per-step method does; each knows the engines it may be
+    attached to: the one its registration names, or any of the file's."""
+    handlers = [(call, unit, _registered(index, call.args[1].value, unit)) for call, unit in registrations]
+    for unit in index.units:
+        for decorator in unit.node.decorators if isinstance(unit.node, cst.FunctionDef) and unit.parent else ():
+            on = decorator.decorator
+            if type(on) is cst.Call and callee_name(on) == "on" and receiver(on) is not None and on.args:
+                handlers.append((on, unit.parent, [unit]))  # type: ignore[arg-type]
+    for call, unit, targets in handlers:
+        if not _each_iteration(call.args[0].value):
+            continue
+        engines = _engines_named(index, receiver(call), unit)
+        for target in targets:
+            target.roles.setdefault(Role.STEP, f"`{qualified_name(target)}` (an ignite handler run on every iteration)")
+            index.handler_engines.setdefault(id(target), []).extend(engines)
+
+
+def _registered(index: ModuleIndex, handler: cst.BaseExpression, unit: Unit) -> list[Unit]:
+    """The functions a handler given to `add_event_handler` runs: `self` runs its `__call__`."""
+    if isinstance(handler, cst.Name) and handler.value == unit.self_name and unit.cls is not None:
+        method = method_of(index, unit.cls, "__call__")
+        return [method] if method is not None else []
+    return [target for target, _, _ in resolve_callable(index, handler, unit)]
+
+
+def _each_iteration(event: cst.BaseExpression) -> bool:
+    """`Events.ITERATION_COMPLETED`, `Events.ITERATION_COMPLETED(every=50)`, or either side of
+    `Events.ITERATION_COMPLETED | Events.COMPLETED`; not `Events.ITERATION_COMPLETED(once=1)`."""
+    if type(event) is cst.BinaryOperation:
+        return _each_iteration(event.left) or _each_iteration(event.right)
+    if type(event) is cst.Call:
+        if any(arg.keyword is not None and arg.keyword.value == "once" for arg in event.args):
+            return False
+        event = event.func
+    return type(event) is cst.Attribute and event.attr.value in _ITERATION_EVENTS
+
+
+def _engines_named(index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit) -> list[tuple[cst.Call, Unit]]:
+    """The file's `Engine(...)` calls that `engine` is bound to in `unit`; all of them when the
+    code does not say (a parameter: `attach(self, engine)`)."""
+    bound = unit.lookup_bindings(engine.value) if isinstance(engine, cst.Name) else []
+    named = [(call, maker) for call, maker in index.engines if any(value is call for value in bound)]
+    return named or index.engines
+
+
+def own_container_items(loop: cst.For, unit: Unit) -> tuple[str | None, cst.BaseExpression | None]:
+    """(`values`, `self.curves`) for `for key, values in self.curves.items():`, `for values in
+    self.curves.values():` or `for values in self.curves:`: the loop variable that is an item of a
+    container of the object, and that container; (None, None) for other loops."""
+    target: cst.BaseExpression = loop.target
+    iterated = loop.iter
+    method = callee_name(iterated) if type(iterated) is cst.Call and not iterated.args else None
+    if type(iterated) is cst.Call and type(iterated.func) is cst.Attribute and method in ("items", "values"):
+        if method == "items" and type(target) is cst.Tuple and len(target.elements) == 2:
+            target = target.elements[1].value
+        iterated = iterated.func.value
+    if type(target) is not cst.Name or self_attribute(unit, iterated) is None:
+        return None, None
+    return target.value, iterated
 
 
 def _assign_unseen_hook_roles(index: ModuleIndex) -> None:

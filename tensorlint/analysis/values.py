@@ -456,6 +456,10 @@ class Scope(Protocol):
         """The value of `obj.x`, when `obj` is an instance of a project class the code shows."""
         ...
 
+    def engine_output(self) -> Value | None:
+        """`engine.state.output` in an ignite handler: what the engine's process function returns."""
+        ...
+
     def item_of_instance(self, owner: Value) -> Value | None:
         """The value of `obj[key]`, when `obj` is an instance of a project class (a subclass of
         dict) whose methods put one class's instances in itself: `self[key] = Meter()`."""
@@ -670,6 +674,10 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
     if of_self is not None:
         return of_self
     name = expr.attr.value
+    if name == "output" and type(expr.value) is cst.Attribute and expr.value.attr.value == "state":
+        output = scope.engine_output()  # `engine.state.output` of an ignite engine
+        if output is not None:
+            return output
     base = evaluate(expr.value, scope)
     if base.keys is not None and (entry := base.entry(name)) is not None:
         return entry  # `result.seconds` of `StepResult(objective=loss, seconds=dt)`
