@@ -59,14 +59,20 @@ class TensorKeptInForward(Rule):
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
     decides; a function nested in another that hands it to a framework's loop, `Engine(update)`,
-    rather than calling it), and the methods of `self` they call (a base class's or a mixin's too, whose
+    rather than calling it), pytorch-ignite's handlers of an iteration event
+    (`@trainer.on(Events.ITERATION_COMPLETED)`, `add_event_handler`; `engine.state.output` there
+    is what the engine's process function returns), and the methods of `self` they call (a base class's or a mixin's too, whose
     containers are the attributes its subclasses make) or of an object kept on `self` whose class
-    the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`).
+    the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`). A method that
+    stores with its graph is repeated by a loop around its calls even when the loop's function
+    made the object: `agent = Agent()`, then `for _ in range(n): agent.update()`.
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`; for a
     helper's `key` argument, what its callers pass: `self._remember(tuple(ids.tolist()), h)`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
-    attribute holds; a dataclass or attrs field made by `field(default_factory=list)` included),
+    attribute holds; a dataclass or attrs field made by `field(default_factory=list)` included;
+    reached through a loop variable, `for name, values in self.taps.items(): values.append(h)`,
+    or a parameter every call on `self` hands one, `self._keep(self.feats, h)`),
     module-level and enclosing-function lists and dicts, a list on another object that a hook
     appends to (`module.outputs.append(output)` after `layer.outputs = []`), and what a hook's
     registration binds for the hook's life: the arguments of `partial(save, self.outputs)`, the

@@ -95,7 +95,11 @@ class GraphAccumulatedInLoop(Rule):
     does nothing, and its overrides) of the file that defines the method called on it
     (`history.record(loss)`), except for the methods of builtin containers (`update`, `append`,
     `get`): `logs.update(...)` stays a dict's, unless the object is named for the class
-    (`tracker.update(emb)` beside `class EmbeddingTracker`). Objects called through their base class count
+    (`tracker.update(emb)` beside `class EmbeddingTracker`), or an item of a container named for
+    it (`meters["loss"].update(loss, n)`: of the classes named `...Meter`, the one whose `update`
+    the call fits; a `TimeMeter.update(self, n=1)` cannot take two values). A loss that a submodule's
+    forward leaves on it (`getattr(module, "aux_loss")` over `model.modules()`, a router's
+    balancing loss) carries that forward's graph. Objects called through their base class count
     too: `for cb in self.callbacks: cb.on_batch_end(self, loss)`, with `callbacks:
     list[Callback]` or a `Callback` family in the file, keeps what any override keeps. A function of the file that the loop
     calls by name (`train_step(model, batch, stats)`, a nested `step(x, y)`), or a method it calls
