@@ -1783,12 +1783,58 @@ def _each_iteration(event: cst.BaseExpression) -> bool:
     return type(event) is cst.Attribute and event.attr.value in _ITERATION_EVENTS
 
 
-def _engines_named(index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit) -> list[tuple[cst.Call, Unit]]:
-    """The file's `Engine(...)` calls that `engine` is bound to in `unit`; all of them when the
-    code does not say (a parameter: `attach(self, engine)`)."""
-    bound = unit.lookup_bindings(engine.value) if isinstance(engine, cst.Name) else []
+def _engines_named(
+    index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit, depth: int = 0
+) -> list[tuple[cst.Call, Unit]]:
+    """The file's `Engine(...)` calls that `engine` is bound to in `unit`, or, for a parameter
+    (`attach(self, engine)`), that every call of `unit` in the file hands it
+    (`history.attach(trainer)`); all of them when the code does not say."""
+    return _engines_bound(index, engine, unit, depth) or index.engines
+
+
+def _engines_bound(
+    index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit, depth: int
+) -> list[tuple[cst.Call, Unit]]:
+    if not isinstance(engine, cst.Name) or depth > 2:
+        return []
+    bound = list(unit.lookup_bindings(engine.value))
+    for value in list(bound):  # `trainer = create_trainer(...)`, a function of the file returning `Engine(update)`
+        factory = (
+            unit.lookup_def(value.func.value) if type(value) is cst.Call and type(value.func) is cst.Name else None
+        )
+        bound += returned_values(factory) if factory is not None else []
     named = [(call, maker) for call, maker in index.engines if any(value is call for value in bound)]
-    return named or index.engines
+    params = [p.name.value for p in unit.argument_params]
+    if named or engine.value not in params or not isinstance(unit.node, cst.FunctionDef):
+        return named
+    found: list[tuple[cst.Call, Unit]] = []
+    for caller in index.units:
+        for call, _ in placed(caller, cst.Call):
+            if callee_name(call) != unit.name or not _calls_unit(index, call, caller, unit):
+                continue
+            handed = _engines_bound(
+                index, arguments_by_position(call, unit).get(params.index(engine.value)), caller, depth + 1
+            )
+            if not handed:
+                return []  # a call that hands some other engine, or one the code does not say
+            found += handed
+    return found
+
+
+def _calls_unit(index: ModuleIndex, call: cst.Call, caller: Unit, unit: Unit) -> bool:
+    """Whether a call by the unit's name runs it: the function itself, or the method on an
+    instance of its class (`LossHistory().attach(trainer)`, `history.attach(trainer)`)."""
+    func = call.func
+    if not unit.is_method:
+        return type(func) is cst.Name and caller.lookup_def(func.value) is unit
+    if type(func) is not cst.Attribute or unit.cls is None:
+        return False
+    owner = func.value
+    if type(owner) is cst.Name and owner.value == caller.self_name:
+        classes = [caller.cls] if caller.cls is not None else []
+    else:
+        classes = _instance_classes(index, owner, caller, 0)
+    return any(unit.cls in lineage(index.classes, cls) for cls in classes)
 
 
 def own_container_items(loop: cst.For, unit: Unit) -> tuple[str | None, cst.BaseExpression | None]:
