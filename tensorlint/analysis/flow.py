@@ -286,6 +286,11 @@ class _Walker:
         ]
         return reduce(Value.join, returned) if returned else None
 
+    def sets_attribute(self, name: str) -> bool:
+        return name in self.index.foreign_attributes or any(
+            name in cls.attribute_values for cls in self.index.classes.values()
+        )
+
     def item_of_instance(self, owner: Value) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
         if known is None:

@@ -460,6 +460,10 @@ class Scope(Protocol):
         """`engine.state.output` in an ignite handler: what the engine's process function returns."""
         ...
 
+    def sets_attribute(self, name: str) -> bool:
+        """Whether the file assigns an attribute so named, on `self` or on another object."""
+        ...
+
     def item_of_instance(self, owner: Value) -> Value | None:
         """The value of `obj[key]`, when `obj` is an instance of a project class (a subclass of
         dict) whose methods put one class's instances in itself: `self[key] = Meter()`."""
@@ -694,9 +698,14 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         # `decode` gives text) are not.
         if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
             return UNKNOWN
-        if names_a_loss_value(name) and name.lower().strip("_") not in ("loss", "losses"):
+        if (
+            names_a_loss_value(name)
+            and name.lower().strip("_") not in ("loss", "losses")
+            and not scope.sets_attribute(name)
+        ):
             # `layer.aux_loss`, `block.moe_loss`: a loss its forward left on the module (a router's
-            # balancing loss, a quantiser's commitment loss), with that forward's graph
+            # balancing loss, a quantiser's commitment loss), with that forward's graph; where the
+            # file sets it (`module.bc_loss = bc_loss.detach()`), what it sets is not known here
             return Value(tensor=True, graph=scope.grad_enabled)
         return MODULE
     if not base.tensor:
