@@ -755,8 +755,11 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             name == "getattr"
             and len(call.args) >= 2
             and (attribute := string_value(call.args[1].value) or "").isidentifier()
+            and names_a_loss_value(attribute)
         ):
-            # `getattr(module, "aux_loss", None)`: the attribute so named (or the default)
+            # `getattr(module, "aux_loss", None)`: the loss so named (or the default). (Not every
+            # attribute: `getattr(model, "noise_augmentor", None)` asks whether an optional part
+            # exists, and what the code then runs through it is no more known than before.)
             read = evaluate(cst.Attribute(value=call.args[0].value, attr=cst.Name(attribute)), scope)
             return read.join(args[2]) if len(args) > 2 else read
         made = scope.lookup(name) if name is not None else UNKNOWN
