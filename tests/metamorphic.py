@@ -343,7 +343,7 @@ class _RenamePlan:
 
         def word(name: str) -> str | None:
             last = name.lower().rsplit("_", 1)[-1]
-            return last if last in words else last.removesuffix("s") if last.removesuffix("s") in words else None
+            return next((w for w in (last, last.removesuffix("s")) if w in words), None)
 
         objects = {name for name in self.fixture.identifiers if word(name) is not None}
         return frozenset(objects.union(*(words[word(name) or ""] for name in objects)))
