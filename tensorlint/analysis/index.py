@@ -1783,13 +1783,11 @@ def _each_iteration(event: cst.BaseExpression) -> bool:
     return type(event) is cst.Attribute and event.attr.value in _ITERATION_EVENTS
 
 
-def _engines_named(
-    index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit, depth: int = 0
-) -> list[tuple[cst.Call, Unit]]:
+def _engines_named(index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit) -> list[tuple[cst.Call, Unit]]:
     """The file's `Engine(...)` calls that `engine` is bound to in `unit`, or, for a parameter
     (`attach(self, engine)`), that every call of `unit` in the file hands it
     (`history.attach(trainer)`); all of them when the code does not say."""
-    return _engines_bound(index, engine, unit, depth) or index.engines
+    return _engines_bound(index, engine, unit, 0) or index.engines
 
 
 def _engines_bound(

@@ -1349,12 +1349,18 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
     return [quiet for quiet, _ in index.calls_under_no_grad.get(name, [])]
 
 
+def _calls_named(index: ModuleIndex, name: str) -> list[tuple[bool, Unit]]:
+    """Each call in the file of a function or method so named: whether it runs under `no_grad`
+    (as `calls_under_no_grad` judges it), and the function making it."""
+    calls_under_no_grad(index, name)
+    assert index.calls_under_no_grad is not None
+    return index.calls_under_no_grad.get(name, [])
+
+
 def callers_with_gradients(index: ModuleIndex, name: str) -> list[Unit]:
     """The functions of the file that call a function or method so named with gradients on (as
     `calls_under_no_grad` judges them), once per call."""
-    calls_under_no_grad(index, name)
-    assert index.calls_under_no_grad is not None
-    return [caller for quiet, caller in index.calls_under_no_grad.get(name, []) if not quiet]
+    return [caller for quiet, caller in _calls_named(index, name) if not quiet]
 
 
 def accepts(method: cst.FunctionDef, call: cst.Call) -> bool:
@@ -1377,9 +1383,7 @@ def accepts(method: cst.FunctionDef, call: cst.Call) -> bool:
 
 def callers_of(index: ModuleIndex, name: str) -> list[Unit]:
     """The functions of the file that call a function or method so named, once per call."""
-    calls_under_no_grad(index, name)
-    assert index.calls_under_no_grad is not None
-    return [caller for _, caller in index.calls_under_no_grad.get(name, [])]
+    return [caller for _, caller in _calls_named(index, name)]
 
 
 def called_by_its_name(unit: Unit) -> bool:
