@@ -1605,19 +1605,6 @@ TRANSFORMATIONS = (
 )
 
 
-@cache
-def rewritten(transformation: str, fixture: str) -> str | None:
-    """A fixture's rewrite, computed once per process (the tests and the table share it)."""
-    by_name = {t.name: t for t in TRANSFORMATIONS}
-    by_path = {f.name: f for f in rule_fixtures()}
-    return by_name[transformation].apply(by_path[fixture])
-
-
-def applicable_pairs() -> list[tuple[str, str]]:
-    """(transformation, fixture) for every pair where the transformation rewrites the fixture."""
-    return [(t.name, f.name) for t in TRANSFORMATIONS for f in rule_fixtures() if rewritten(t.name, f.name)]
-
-
 @dataclass(frozen=True)
 class Invariance:
     transformation: str
@@ -1629,8 +1616,9 @@ class Invariance:
 def invariance_table() -> list[Invariance]:
     """Per transformation: how many fixtures it rewrites, and for how many the verdict holds."""
     rows = []
+    fixtures = rule_fixtures()
     for transformation in TRANSFORMATIONS:
-        sources = [(rewritten(transformation.name, f.name), f.name) for f in rule_fixtures()]
+        sources = [(transformation.apply(f), f.name) for f in fixtures]
         applied = [(s, name) for s, name in sources if s is not None]
         kept = sum(findings(s, name) == markers(s) for s, name in applied)
         rows.append(Invariance(transformation.name, transformation.summary, len(applied), kept))
