@@ -17,6 +17,7 @@ from tensorlint.analysis.names import (
     receiver,
     string_value,
 )
+from tensorlint.analysis.torch_attributes import TORCH_CLASS_ATTRIBUTES
 from tensorlint.source import MODEL_WORDS
 
 
@@ -225,12 +226,14 @@ _NON_TENSOR_METHODS = _SHAPE_METHODS | frozenset(
         "keys",  # a dict's (or a TensorDict's) keys: names, not tensors
     ]
 )
+# Words of a method named for a copy that can be kept: detached, on the host, or a number.
+_STORABLE_COPY_WORDS = frozenset(["cacheable", "detached", "storable", "serializable", "cpu", "host", "numpy", "np"])
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
-_TENSOR_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
+_TORCH_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
 # What torch.nn's layers name their parameters.
 PARAMETER_ATTRIBUTES = frozenset(["weight", "bias"])
 _LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
-_NON_TENSOR_ATTRIBUTES = frozenset(
+_NON_TORCH_ATTRIBUTES = frozenset(
     [
         "shape",
         "dtype",
@@ -696,7 +699,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
             return TENSOR if base.frozen else PARAMETER
         # `model.encoder` is a submodule; `model.device`, `model.config` or `model.tokenizer` (whose
         # `decode` gives text) are not.
-        if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
+        if name in _NON_TORCH_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
             return UNKNOWN
         if (
             names_a_loss_value(name)
@@ -710,13 +713,13 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return MODULE
     if not base.tensor:
         return UNKNOWN
-    if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
+    if name in _NON_TORCH_ATTRIBUTES or names_text(name):
         return UNKNOWN  # `x.shape`, `g.canonical_etypes`, `batch.file_names`
     if names_a_count(name) or names_a_counter(name):
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
-    if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
+    if not base.keeps_memory and name not in _TORCH_ATTRIBUTES:
         return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
     if names_integer_field(name):
         return replace(_derived(base, scope), graph=False, requires_grad=False)
@@ -1152,6 +1155,10 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
         if name in _COMBINING_METHODS:  # `old.mul(m).add(feats)`: the arguments' history too
             recv = recv.join(_join(evaluate(arg.value, scope) for arg in call.args))
+        if name not in TORCH_CLASS_ATTRIBUTES and set(name.lower().split("_")) & _STORABLE_COPY_WORDS:
+            # `result.cacheable()`, `out.to_cpu()` of an output object: its class's own method,
+            # named for a copy that can be kept (s3prl's detaches and moves to the host).
+            return UNKNOWN
         return _moved(_derived(recv, scope), name, call, scope)
     if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
         return TENSOR  # only tensors have .detach(); `.to(device, non_blocking=True)` moves a batch

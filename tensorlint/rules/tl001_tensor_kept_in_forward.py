@@ -167,7 +167,8 @@ class TensorKeptInForward(Rule):
     (`.cpu()`, `torch.zeros(n)` made without a
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
-    (a few numbers per sample), outputs moved to the host, a buffer emptied in the loop (a
+    (a few numbers per sample), outputs moved to the host (`.cpu()`, also `.cpu().data` or
+    `.cpu().detach()`), a buffer emptied in the loop (a
     window written out every few batches), loops that never move their batches to a device, loops
     that leave once they have collected enough (`if len(images) >= n: break`), the batches
     themselves moved to the device (`xs.extend(list(x.to(device)))`), and loops over something
@@ -455,9 +456,15 @@ def _values_assigned(loop: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
 def _cheap_to_keep(expr: cst.BaseExpression) -> bool:
     """`out.argmax(1)`, `loss.mean()`, `(pred == y).sum()`, `logits.max(1)[1]`: a batch reduced
-    to indices, counts or a number, whose keeping costs little; or a copy on the host (`.cpu()`)."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
+    to indices, counts or a number, whose keeping costs little; or a copy on the host (`.cpu()`,
+    and `.cpu().data` or `.cpu().detach()`, which keep it where it is)."""
+    while True:
+        if isinstance(expr, cst.Subscript) or (isinstance(expr, cst.Attribute) and expr.attr.value == "data"):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and callee_name(expr) in _KEEPS_PLACE and (kept := receiver(expr)) is not None:
+            expr = kept
+        else:
+            break
     if isinstance(expr, cst.Comparison):
         return True
     if isinstance(expr, cst.Call) and callee_name(expr) == "to" and any("cpu" in _code(a.value) for a in expr.args):
@@ -465,6 +472,8 @@ def _cheap_to_keep(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and callee_name(expr) in _CHEAP
 
 
+# Methods that give the same data, of the same size, where it was (unlike `_SAME_DATA`: no `.to`).
+_KEEPS_PLACE = frozenset(["detach", "clone", "contiguous"])
 _CHEAP = frozenset(
     [
         *("cpu", "numpy", "argmax", "argmin", "max", "min", "sum", "mean", "std", "var", "norm", "item", "tolist"),
