@@ -17,7 +17,6 @@ from tensorlint.analysis.names import (
     receiver,
     string_value,
 )
-from tensorlint.analysis.torch_attributes import TORCH_CLASS_ATTRIBUTES
 from tensorlint.source import MODEL_WORDS
 
 
@@ -1155,9 +1154,10 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
         if name in _COMBINING_METHODS:  # `old.mul(m).add(feats)`: the arguments' history too
             recv = recv.join(_join(evaluate(arg.value, scope) for arg in call.args))
-        if name not in TORCH_CLASS_ATTRIBUTES and set(name.lower().split("_")) & _STORABLE_COPY_WORDS:
+        if name != "cpu" and set(name.lower().split("_")) & _STORABLE_COPY_WORDS:
             # `result.cacheable()`, `out.to_cpu()` of an output object: its class's own method,
-            # named for a copy that can be kept (s3prl's detaches and moves to the host).
+            # named for a copy that can be kept (s3prl's detaches and moves to the host). Torch's
+            # own `.cpu()` keeps the graph; its `.numpy()` is a number above.
             return UNKNOWN
         return _moved(_derived(recv, scope), name, call, scope)
     if name in ("detach", "detach_", "pin_memory") or (name == "to" and argument(call, "non_blocking") is not None):
