@@ -1166,6 +1166,8 @@ class _Walker:
                 self.grad_enabled = mode
             if isinstance(call, cst.Call) and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
                 self._note_reset(emptied, True)
+            if isinstance(call, cst.Call) and callee_name(call) in _MODULE_ONLY_METHODS:
+                self._known_module(receiver(call))
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._effects(small.value)
@@ -1183,6 +1185,12 @@ class _Walker:
             for child in small.children:
                 if isinstance(child, cst.BaseExpression):
                     self._effects(child)
+
+    def _known_module(self, called: cst.BaseExpression | None) -> None:
+        """`model.eval()`, `model.load_state_dict(state)`: only a module has these, so a name taken
+        for a tensor (`model = deserialize_model(pkg)`, a factory the file does not show) holds one."""
+        if type(called) is cst.Name and (value := self.env.get(called.value)) is not None and value.tensor:
+            self.env[called.value] = MODULE
 
     def _outputs_kept_for_epoch_end(self) -> bool:
         """`training_step` of a class that defines `training_epoch_end`: Lightning hands that hook
@@ -2744,6 +2752,10 @@ def _leaves(block: cst.BaseSuite) -> bool:
     return isinstance(last_statement(block), (cst.Return, cst.Raise))
 
 
+# Methods of torch.nn.Module that a tensor lacks, called for their effect on the module.
+_MODULE_ONLY_METHODS = frozenset(
+    ["eval", "train", "load_state_dict", "register_forward_hook", "register_forward_pre_hook"]
+)
 _SHAPE_ATTRIBUTES = frozenset(["shape", "device", "dtype", "ndim", "is_cuda", "layout"])
 # A class and its names: as many keys as there are classes (`type(layer).__name__`).
 _CLASS_ATTRIBUTES = frozenset(["__class__", "__name__", "__qualname__"])
