@@ -296,7 +296,8 @@ _EVIDENCE_PARTS = frozenset(  # as one of the name's `_`-separated parts
     ["step", "batch", "name", "key", "k", "tag", "label", "metric", "stat", "field", "kind", "mode", "type",
      "split", "phase", "prefix", "set", "ds", "dl", "log", "logs", "logging", "info", "infos", "eval", "evaluate",
      "evaluation", "val", "valid", "validate", "validation", "test", "score", "outputs", "size", "input", "inputs",
-     "images", "index", "indices", "idx", "ids", "stats", "reward", "rewards", "updates", "steps", "id", "uid", "uuid", "path", "file", "filename", "ppl"]
+     "images", "index", "indices", "idx", "ids", "stats", "reward", "rewards", "updates", "steps", "id", "uid", "uuid", "path", "file", "filename", "ppl",
+     "tot", "total"]
 )  # fmt: skip
 
 

@@ -344,16 +344,25 @@ _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output",
 
 
 def names_a_count(name: str) -> bool:
-    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `sub_size`, `ntokens`, `encoded_len`:
+    """`number_of_nodes()`, `num_edges()`, `n_nodes`, `batch_size`, `sub_size`, `ntokens`, `encoded_len`, `tot_frames`:
     a size, a count or lengths, Python ints (graph libraries' batched graphs have these next to
     their tensors; a sequence model returns its lengths next to its outputs, a loss function the
     size of the batch next to the loss)."""
     lowered = name.lower()
+    qualifier, _, counted = lowered.partition("_")
     return (
         lowered.startswith(("num_", "number_of_", "n_"))
         or lowered.endswith(("_count", "_lengths", "_lens", "_len", "_size"))
         or lowered in ("lengths", "lens", "ntokens", "nsentences", "nsamples")
+        or (qualifier in ("tot", "total") and counted in _COUNTED_THINGS)  # icefall's `tot_frames`
     )
+
+
+# What a total counts, not sums: `total_tokens`, `tot_frames` (unlike `total_loss`).
+_COUNTED_THINGS = frozenset(
+    ["frames", "tokens", "samples", "examples", "utterances", "utts", "words", "sentences", "chars", "characters",
+     "items", "nodes", "edges", "graphs", "pixels", "elements", "sequences", "seqs", "images", "batches"]
+)  # fmt: skip
 
 
 def names_a_counter(name: str) -> bool:

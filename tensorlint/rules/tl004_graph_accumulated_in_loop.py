@@ -191,7 +191,8 @@ class GraphAccumulatedInLoop(Rule):
     project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`, also
     through `DistributedDataParallel`, `DataParallel` or `torch.compile`),
     ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
-    outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints),
+    outputs), counts of a batched graph (`number_of_nodes()`, `batch_size`: Python ints) and the
+    counts a model returns beside its losses (`ctc_loss, att_loss, tot_frames = model(x)`),
     torchmetrics' `update` (run without grad), and a metric whose `forward`, its own or a base
     class's in another module, runs `update` under `no_grad` (Lightning's metrics before
     torchmetrics), Lightning's `validation_step`, `test_step` and `predict_step` (of a
