@@ -228,11 +228,11 @@ _NON_TENSOR_METHODS = _SHAPE_METHODS | frozenset(
 # Words of a method named for a copy that can be kept: detached, on the host, or a number.
 _STORABLE_COPY_WORDS = frozenset(["cacheable", "detached", "storable", "serializable", "cpu", "host", "numpy", "np"])
 _NO_GRAPH_ATTRIBUTES = frozenset(["data", "grad"])
-_TORCH_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
+_TENSOR_ATTRIBUTES = frozenset(["T", "mT", "H", "mH", "real", "imag"])
 # What torch.nn's layers name their parameters.
 PARAMETER_ATTRIBUTES = frozenset(["weight", "bias"])
 _LABEL_WORDS = frozenset(["target", "targets", "label", "labels", "gt", "gts", "mask", "masks"])
-_NON_TORCH_ATTRIBUTES = frozenset(
+_NON_TENSOR_ATTRIBUTES = frozenset(
     [
         "shape",
         "dtype",
@@ -707,7 +707,7 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
             return TENSOR if base.frozen else PARAMETER
         # `model.encoder` is a submodule; `model.device`, `model.config` or `model.tokenizer` (whose
         # `decode` gives text) are not.
-        if name in _NON_TORCH_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
+        if name in _NON_TENSOR_ATTRIBUTES or name in ("config", "training") or name.strip("_") == "tokenizer":
             return UNKNOWN
         if (
             names_a_loss_value(name)
@@ -721,13 +721,13 @@ def _attribute(expr: cst.Attribute, scope: Scope) -> Value:
         return MODULE
     if not base.tensor:
         return UNKNOWN
-    if name in _NON_TORCH_ATTRIBUTES or names_text(name):
+    if name in _NON_TENSOR_ATTRIBUTES or names_text(name):
         return UNKNOWN  # `x.shape`, `g.canonical_etypes`, `batch.file_names`
     if names_a_count(name) or names_a_counter(name):
         return SCALAR  # `batch.num_graphs`; `runner.iter`, `trainer.max_epochs` of a runner holding the loss
     if name in _NO_GRAPH_ATTRIBUTES:
         return TENSOR
-    if not base.keeps_memory and name not in _TORCH_ATTRIBUTES:
+    if not base.keeps_memory and name not in _TENSOR_ATTRIBUTES:
         return UNKNOWN  # `param.ds_id`, `p._sharded`: what a framework sets on a parameter
     if names_integer_field(name):
         return replace(_derived(base, scope), graph=False, requires_grad=False)
