@@ -1572,3 +1572,53 @@ def test_a_public_reset_bounds_a_list_only_where_some_code_calls_it(
     assert [(row, code) for row, code, _ in _found(criterion)] == expected
     (tmp_path / "pyproject.toml").unlink()
     assert [(row, code) for row, code, _ in _found_afresh(criterion)] == []
+
+
+MEMORY_BANK = """\
+import torch
+
+
+class CrossBatchMemory:
+    def __init__(self):
+        self.feats = []
+
+    def enqueue(self, feats):
+        self.feats.append(feats.detach())
+"""
+
+BANK_LOOPS = """\
+import torch
+from bank import CrossBatchMemory
+
+
+def train(model, loader, optimizer):
+    memory = CrossBatchMemory()
+    for images, labels in loader:
+        feats = model(images.cuda())
+        memory.enqueue(feats)
+        loss = feats.sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def extract(model, loader):
+    memory = CrossBatchMemory()
+    for images, labels in loader:
+        memory.enqueue(model(images.cuda()))
+    return memory.feats
+"""
+
+
+def test_a_detached_copy_kept_by_another_modules_object_through_a_training_loop(tmp_path: Path) -> None:
+    """A helper of another module appends a detached copy of what it is handed to its own list:
+    no graph, but as much device memory. Made before a training loop that calls it every step, the
+    bank grows for the whole training (reported at the call); made for one pass over the data
+    (no backward in the loop), it holds that pass's outputs, as a local list would."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "bank.py").write_text(MEMORY_BANK, encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text(BANK_LOOPS, encoding="utf-8")
+    found = _found(train)
+    assert [(row, code) for row, code, _ in found] == [(9, "TL001")]
+    assert "appends a copy of it to `self.feats`" in found[0][2]

@@ -65,6 +65,7 @@ from tensorlint.analysis.names import (
     names_in,
     receiver,
     references,
+    steps_an_optimizer,
     string_value,
 )
 from tensorlint.analysis.parse import gc_paused, parse_module
@@ -177,6 +178,7 @@ __all__ = [
     "runs_steps",
     "self_attribute",
     "step_loop",
+    "steps_an_optimizer",
     "string_value",
     "target_names",
     "tensor_keyed",

@@ -162,6 +162,9 @@ class Summary:
     # Arguments appended to a list or dict of the object (or a global) that nothing ever empties:
     # a device tensor handed over is kept for the run.
     kept_for_the_run: frozenset[int] = frozenset()
+    # Arguments whose copy (`x.detach()`, `x.clone()`) is appended to such a list or dict: the copy
+    # has no graph, but a device tensor's copy holds as much device memory (argument -> where).
+    copies_kept_for_the_run: dict[int, str] = field(default_factory=dict)
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
@@ -770,6 +773,12 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         factory = value.args[0].value if last == "defaultdict" and value.args else None
         if isinstance(factory, cst.Lambda) and _kind(imports, factory.body) == "bounded":
             return "bounded"  # `defaultdict(lambda: deque(maxlen=n))`: a window per key
+        if (
+            isinstance(factory, cst.Call)
+            and _partial(imports, factory)
+            and _kind(imports, _applied(factory)) == "bounded"
+        ):
+            return "bounded"  # `defaultdict(functools.partial(deque, maxlen=n))`
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"
         if qualified.startswith("torch.") or qualified in ("nn.Parameter", "Parameter"):
@@ -777,3 +786,14 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         if qualified.startswith("numpy.") and last in _NUMPY_ARRAYS and not _holds_objects(value):
             return "numpy"
     return None
+
+
+def _partial(imports: Imports, call: cst.Call) -> bool:
+    return (
+        bool(call.args) and (imports.qualify(call.func) or dotted_name(call.func) or "").rsplit(".", 1)[-1] == "partial"
+    )
+
+
+def _applied(partial: cst.Call) -> cst.Call:
+    """What calling `partial(f, *args, **kwargs)` calls: `f(*args, **kwargs)`."""
+    return cst.Call(func=partial.args[0].value, args=partial.args[1:])

@@ -1494,6 +1494,7 @@ class _Walker:
                 self._writes_into_buffer(target.value)
                 or (repeated and self._made_tensor(target.value))
                 or self._fills_own_tensor(target)
+                or self._writes_into_item(target.value)
             ):
                 # `self.queue[ptr] = k`, `self.sv[:] = sv`, `preds[i * bs:] = out` into `torch.zeros(...)`
                 # made before the loop: a write into the tensor's storage, which autograd chains onto
@@ -1591,6 +1592,26 @@ class _Walker:
             return False
         root = root_name(target.value) or ""
         return self.unit.self_name is not None and root.startswith(f"{self.unit.self_name}.")
+
+    def _writes_into_item(self, expr: cst.BaseExpression) -> bool:
+        """`self.sums[key][ids] = v` into a dict that every assignment makes of tensors
+        (`{name: torch.zeros(n) for name in names}`): a write into the item's storage."""
+        if type(expr) is not cst.Subscript:
+            return False
+        base = expr.value
+        attribute = self_attribute(self.unit, base)
+        cls = self.unit.cls
+        if attribute is not None and cls is not None:
+            made = [
+                v
+                for c in attribute_family(self.index.classes, cls, attribute)
+                for v, _ in c.attribute_values.get(attribute, [])
+            ]
+        elif type(base) is cst.Name:
+            made = self.unit.lookup_bindings(base.value)
+        else:
+            return False
+        return bool(made) and all(_dict_of_made_tensors(value, self.imports) for value in made)
 
     def _made_tensor(self, expr: cst.BaseExpression) -> bool:
         """A name (of this function or one around it) that every assignment makes a tensor by a call
@@ -2043,23 +2064,24 @@ class _Walker:
         if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
             owner = receiver(call) if target.is_method else None
             self._replay(summary, args, node, helper, (target.self_name, owner))
-        if not (summary.keeps or summary.appends_into or summary.stores_under_key):
+        if not (summary.keeps or summary.appends_into or summary.stores_under_key or summary.copies_kept_for_the_run):
             return
+        for position, kept_in in summary.copies_kept_for_the_run.items():
+            arg = args.get(position)
+            copy = evaluate(arg, self).without_graph() if arg is not None else UNKNOWN
+            if arg is not None and on_the_device(copy) and not target.called_per_batch:
+                via = f"`{helper}` appends a copy of it to `{kept_in}`, which nothing empties"
+                self._store(node, _kept_where(call, target, kept_in), copy, arg, grows=True, via=via, for_the_run=True)
         for position, (kept_in, appended) in summary.keeps.items():
             arg = args.get(position)
             if arg is None:
                 continue
             how = "appends it to" if appended else "adds it to"
-            # The helper object's attribute accumulates (`meter.sum`; an item of a container of
-            # them, `meters["loss"]`, as the container's); for a plain function, the global.
             owner = receiver(call) if target.is_method else None
             while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
-                owner = owner.func.value  # `meters.get_meter("loss").update(v)`: state that `meters` holds
-            head, _, attribute = kept_in.partition(".")
-            if owner is not None and attribute and head == target.self_name and type(owner) is not cst.Subscript:
-                target_expr: cst.BaseExpression = cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
-            else:
-                target_expr = owner if owner is not None else cst.Name(head)
+                owner = owner.func.value
+            target_expr = _kept_where(call, target, kept_in)
+            attribute = kept_in.partition(".")[2]
             inherited = facts is not self.facts and self._on_self(owner)
             if inherited and Role.STEP not in self.unit.roles and _emptied_by_its_class(facts, target, attribute):
                 continue  # a base class of another module empties it (`reset_registry`), as one of this file would
@@ -3300,6 +3322,33 @@ def _handed_own_container(unit: Unit, name: str, depth: int = 0) -> cst.BaseExpr
     return handed[0]
 
 
+def _dict_of_made_tensors(value: cst.BaseExpression, imports: Imports) -> bool:
+    """`{name: torch.zeros(n) for name in names}`, `{"a": -torch.ones(n)}`: every value a tensor made by torch."""
+    if type(value) is cst.DictComp:
+        items = [value.value]
+    elif type(value) is cst.Dict:
+        items = [e.value for e in value.elements if type(e) is cst.DictElement]
+    else:
+        return False
+    made = [item.expression if type(item) is cst.UnaryOperation else item for item in items]
+    return bool(made) and all(
+        type(item) is cst.Call and (imports.qualify(item.func) or "").startswith("torch.") for item in made
+    )
+
+
+def _kept_where(call: cst.Call, helper: Unit, kept_in: str) -> cst.BaseExpression:
+    """What a helper's store into `kept_in` grows, seen from its call: the attribute of the object
+    it is called on (`meter.sum`; an item of a container of them, `meters["loss"]`, as the
+    container's); for a plain function, the global."""
+    owner = receiver(call) if helper.is_method else None
+    while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+        owner = owner.func.value  # `meters.get_meter("loss").update(v)`: state that `meters` holds
+    head, _, attribute = kept_in.partition(".")
+    if owner is not None and attribute and head == helper.self_name and type(owner) is not cst.Subscript:
+        return cst.Attribute(owner, cst.Name(attribute.split(".")[0]))
+    return owner if owner is not None else cst.Name(head)
+
+
 def _for_targets(loop: cst.For | cst.While) -> set[str]:
     return target_names(loop.target) if type(loop) is cst.For else set()
 
@@ -3346,6 +3395,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
     under_key: dict[int, tuple[int, int]] = {}
     as_is: set[int] = set()
     for_the_run: set[int] = set()
+    copies: dict[int, str] = {}
     events: list[Accumulation | Store] = [*scratch.accumulations, *scratch.stores]
     for event in events:
         if id(event.node) in replayed:
@@ -3358,6 +3408,11 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
             for source in sources:  # `container[key] = value`: the caller's key decides
                 under_key[params.index(source)] = (params.index(target.value), params.index(key))
             continue
+        copied = _copied_parameter(event.value_expr, params) if isinstance(event, Store) and event.grows else None
+        if copied is not None and not event.value.graph:
+            lifetime, kind = facts.container_kind(unit, target)
+            if lifetime in ("attribute", "global") and kind in ("list", "dict"):
+                copies[params.index(copied)] = root_name(target) or "a container"
         if not event.value.graph or (isinstance(event, Store) and not event.grows):
             continue  # a write under a fixed key replaces, it does not keep
         container = root_name(target)  # `state["emb"] = torch.cat([state["emb"], x])` grows `state`
@@ -3383,7 +3438,20 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         forwarded,
         tuple(params),
         frozenset(for_the_run),
+        copies,
     )
+
+
+# Methods that copy a tensor where it is, at its size: `x.detach()` keeps no graph, but as much memory.
+_COPIES = frozenset(["detach", "clone", "contiguous"])
+
+
+def _copied_parameter(expr: cst.BaseExpression, params: list[str]) -> str | None:
+    """The parameter that `x.detach()`, `x.detach().clone()` copies."""
+    copied = False
+    while type(expr) is cst.Call and callee_name(expr) in _COPIES and (inner := receiver(expr)) is not None:
+        expr, copied = inner, True
+    return expr.value if copied and type(expr) is cst.Name and expr.value in params else None
 
 
 def _handed_the_network(unit: Unit) -> bool:

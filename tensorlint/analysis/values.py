@@ -558,7 +558,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         ]
         whole = _elements(values)
         return replace(whole, keys=tuple(keyed)) if keyed and len(keyed) == len(expr.elements) else whole
-    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
         return _comprehension(expr, scope)
     if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
         text = string_value(expr)
@@ -627,9 +627,10 @@ def _derived(inputs: Value, scope: Scope) -> Value:
     return Value(tensor=True, graph=graph, sources=inputs.sources if graph else frozenset(), host=inputs.host)
 
 
-def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: Scope) -> Value:
-    """What the element expression builds. Its loop variables are unknown, except over items with
-    a graph: `sum(log.get("loss", 0) for log in logging_outputs)` reads each item's history."""
+def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, scope: Scope) -> Value:
+    """What the element expression builds (a dict's values: `{k: v.detach() for k, v in
+    losses.items()}`). Its loop variables are unknown, except over items with a graph:
+    `sum(log.get("loss", 0) for log in logging_outputs)` reads each item's history."""
     bound: dict[str, Value] = {}
     inner = scope  # with `bound`, a scope that answers as `scope` does but for those names
     loop: cst.CompFor | None = expr.for_in
@@ -641,7 +642,7 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp, scope: S
             bound.update((n.value, item) for n in [target, *_unpacked(target)] if isinstance(n, cst.Name))
             inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
-    element = evaluate(expr.elt, inner)
+    element = evaluate(expr.value if isinstance(expr, cst.DictComp) else expr.elt, inner)
     return Value(tensor=element.tensor, graph=element.graph, module=element.module, host=element.host)
 
 

@@ -33,6 +33,7 @@ from tensorlint.analysis import (
     root_name,
     runs_per_batch,
     self_attribute,
+    steps_an_optimizer,
     target_names,
     tensor_keyed,
     walk,
@@ -716,9 +717,14 @@ def _list_state_message(store: Store, state: str) -> str:
 
 def _kept_by_a_helper_across_a_loop(facts: Facts, store: Store) -> bool:
     """`logger.log_stat(k, score, step)` in a loop over batches, on a logger that outlives the
-    function, whose method appends it to a list nothing empties."""
-    loops_over_data = any(loop.feeds_data for loop in store.loops)
-    return store.for_the_run and loops_over_data and facts.container_kind(store.unit, store.container)[0] != "local"
+    function, or `bank.enqueue(feats)` in a training loop on a bank made before it, whose method
+    appends it (or a copy) to a list nothing empties: it grows for as long as the loop runs."""
+    if not store.for_the_run:
+        return False
+    if facts.container_kind(store.unit, store.container)[0] != "local":
+        return any(loop.feeds_data for loop in store.loops)
+    made = (root_name(store.container) or "").split(".")[0]
+    return any(loop.calls_backward and made not in loop.assigned for loop in store.loops)
 
 
 def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None) -> str:
@@ -736,14 +742,22 @@ def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None)
     )
 
 
+_METER_UPDATES = frozenset(["update", "forward", "__call__"])
+
+
 def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) -> bool:
     """Whether a loop calls `x.method(...)` (`bank.update(emb)` per batch) on an object the code
     shows being made (`x = Bank()`, `self.x = Bank()`): TL014 judges that loop, and the reset it
-    lacks. (An object a function is handed, `recorder.update(d)`, is judged here.)"""
+    lacks; a loop of one evaluation keeps what it is given for that evaluation. (An object a
+    function is handed, `recorder.update(d)`, is judged here; so is a training loop calling another
+    method than a meter's `update`, `bank.enqueue(feats)`: TL014 does not judge it.)"""
+    meter = method in _METER_UPDATES
     for unit in facts.index.units:
         for call, place in placed(unit, cst.Call):
             func = call.func
             if not place.loops or not isinstance(func, cst.Attribute) or func.attr.value != method:
+                continue
+            if not meter and any(_trains(loop) for loop in place.loops):
                 continue
             attribute = self_attribute(unit, func.value)
             if attribute is not None and unit.cls is not None:
@@ -765,7 +779,9 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
     object, and what its attributes keep, goes when that call returns. Not for a graph kept by
     calls in a loop around which the object was made (`agent = Agent()`, then `for _ in
     range(n): agent.update()`): each iteration's graph stays until the loop ends, as it would
-    in a list of the function's own."""
+    in a list of the function's own; nor for device tensors kept by calls in a training loop
+    around which it was made (`bank = Bank()`, then `bank.enqueue(feats)` per batch): they stay
+    for the whole training."""
     unit, cls = store.unit, store.unit.cls
     if cls is None or not unit.is_method:
         return False
@@ -783,10 +799,19 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
                 return False
             if owner.value in facts.returned.get(id(caller), ()):
                 return False  # handed back to the caller's caller: it lives on
-            if store.value.graph and any(not any(v is n for v in made for n in walk(loop)) for loop in place.loops):
+            around = [loop for loop in place.loops if not any(v is n for v in made for n in walk(loop))]
+            if around and (store.value.graph or any(_trains(loop) for loop in around)):
                 return False
             found = True
     return found
+
+
+def _trains(loop: cst.CSTNode) -> bool:
+    """A loop whose body backpropagates or steps an optimizer: it runs for the whole training."""
+    return any(
+        type(n) is cst.Call and (callee_name(n) in ("backward", "manual_backward") or steps_an_optimizer(n))
+        for n in walk(loop)
+    )
 
 
 def _epoch_output_message(output: Store) -> str:

@@ -201,9 +201,18 @@ def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandle
     handler_calls = calls_in(handler.body)
     if any(_moves_to_cpu(call) for call in handler_calls):
         return None  # a CPU fallback needs no GPU memory
-    tried = {callee for call in calls_in(attempt.body) if (callee := _callee(call)) is not None}
-    own = unit.name if isinstance(unit.node, cst.FunctionDef) else None
     helpers = {id(call): helper for call, helper in callees(facts.index, unit)}
+    attempted = calls_in(attempt.body)
+    # What the `try` ran, and what the helpers of this file that it called ran (`self._run(x)`
+    # runs `self.model(x)`): a handler that runs that again through another helper retries it.
+    attempted += [
+        inner
+        for call in attempted
+        if (helper := helpers.get(id(call))) not in (None, unit)
+        for inner in _calls_of(helper)
+    ]
+    tried = {callee for call in attempted if (callee := _callee(call)) is not None}
+    own = unit.name if isinstance(unit.node, cst.FunctionDef) else None
     for call in handler_calls:
         callee = _callee(call)
         if callee is None or (callee_name(call) or "") in _NOT_WORK:
