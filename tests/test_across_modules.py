@@ -1622,3 +1622,71 @@ def test_a_detached_copy_kept_by_another_modules_object_through_a_training_loop(
     found = _found(train)
     assert [(row, code) for row, code, _ in found] == [(9, "TL001")]
     assert "appends a copy of it to `self.feats`" in found[0][2]
+
+
+HISTORY = """\
+from collections import defaultdict
+
+
+class History:
+    def __init__(self):
+        self.values = defaultdict(list)
+
+    def record(self, step, **kwargs):
+        for key, value in kwargs.items():
+            self.values[key].append(value)
+
+
+class Tracker:
+    def __init__(self):
+        self.values = defaultdict(list)
+
+    def add(self, key, value):
+        self.values[key].append(value)
+
+
+class FailureMonitor:
+    def __init__(self):
+        self.failures = []
+
+    def on_failure(self, step, exc):
+        self.failures.append(exc)
+
+
+tracker = Tracker()
+"""
+
+RECORDED = """\
+import torch
+from history import FailureMonitor, History, tracker
+
+
+def train(model, loader, optimizer):
+    history, monitor = History(), FailureMonitor()
+    for step, (x, y) in enumerate(loader):
+        try:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        except RuntimeError as e:
+            monitor.on_failure(step, e)
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        stats = {"loss": loss, "n": x.size(0)}
+        history.record(step, **stats)
+        history.record(step, loss=loss.item(), **{"n": x.size(0)})
+        tracker.add("loss", loss.detach())
+        tracker.add("n", x.size(0))
+"""
+
+
+def test_what_another_modules_objects_keep_through_kwargs_singletons_and_exceptions(tmp_path: Path) -> None:
+    """Three ways a helper of another module gets what it keeps: a `**mapping` that its `**kwargs`
+    takes (the values of `stats` are appended: the loss's history, every step); an object made at
+    that module's top level and imported (`tracker`, whose `add` keeps a device tensor for the run);
+    and a caught exception handed to a method of an object of an imported class (its traceback)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "history.py").write_text(HISTORY, encoding="utf-8")
+    train = tmp_path / "train.py"
+    train.write_text(RECORDED, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(train)] == [(11, "TL007"), (17, "TL004"), (19, "TL001")]

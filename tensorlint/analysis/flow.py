@@ -439,6 +439,17 @@ class _Walker:
         found = [unit for unit in (self.index.method_units[id(f)] for f in forwards) if _handed_the_network(unit)]
         return (self.facts, found[0]) if len(found) == 1 else None
 
+    def _exception_keeper(self, call: cst.Call) -> tuple[Facts, Unit] | None:
+        """The helper a caught exception is handed to: of this file (`self._keep(e)`, `record(errors,
+        e)`, `self.report.add_failure(name, e)`), or a method of an object whose class the code shows
+        (`self.monitor.on_failure(step, e)` after `self.monitor = TrainingMonitor()`, imported); not
+        every logger of the project's modules that an `except` block calls."""
+        local = self._local_callee(call)
+        if local is not None:
+            return self.facts, local
+        func = call.func
+        return self._method_of(func.value, func.attr.value) if type(func) is cst.Attribute else None
+
     def _local_callee(self, call: cst.Call) -> Unit | None:
         """The function or method of this file a call runs, without reading other modules: of
         `self`, or of an object whose class the file shows."""
@@ -484,7 +495,10 @@ class _Walker:
         if through is not None and (imported := resolve_import(self.facts, through)) is not None:
             facts, name = imported  # `utils.train_step(model, batch)`
             unit = facts.index.module_unit.defs.get(name)
-            return (facts, unit) if unit is not None and isinstance(unit.node, cst.FunctionDef) else None
+            if unit is not None and isinstance(unit.node, cst.FunctionDef):
+                return facts, unit
+            if type(func.value) is not cst.Name or self.imports.origin(func.value.value) is None:
+                return None  # (`tracker.add(x)` after `from tracker import tracker`: an object's method)
         method = func.attr.value
         return (
             self._method_of(func.value, method)
@@ -520,10 +534,24 @@ class _Walker:
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
         instance = evaluate(owner, self).instance
-        known = self.facts.class_of(instance) if instance else None
+        known = self.facts.class_of(instance) if instance else self._imported_instance(owner)
         if known is None:
             return None
         return _inherited_method(*known, method_name)
+
+    def _imported_instance(self, owner: cst.BaseExpression) -> tuple[Facts, ClassInfo] | None:
+        """The class of an object another module of the project makes once, at its top level, and
+        this one imports: `from tracker import tracker`, with `tracker = Tracker()` there."""
+        if type(owner) is not cst.Name or self.imports.origin(owner.value) is None:
+            return None
+        imported = resolve_import(self.facts, owner.value)
+        if imported is None:
+            return None
+        facts, name = imported
+        made = facts.index.module_unit.bindings.get(name, [])
+        classes = {dotted_name(value.func) if type(value) is cst.Call else None for value in made}
+        cls = facts.index.classes.get(classes.pop() or "") if len(classes) == 1 else None
+        return (facts, cls) if cls is not None else None
 
     def _method_named_for(
         self, owner: cst.BaseExpression, method_name: str, across_project: bool = False, call: cst.Call | None = None
@@ -1950,11 +1978,8 @@ class _Walker:
         ):
             # `self._keep(predictions, x)` in a loop: the method may make the graph itself (`self.network(x)`)
             self._helper_effects(call, *known)
-        elif any(value.exception for value in given) and (local := self._local_callee(call)) is not None:
-            # A caught exception handed to a helper of this file (`self._keep(e)`, `record(errors, e)`,
-            # `self.report.add_failure(name, e)`); not to every logger in the project's modules
-            # that an `except` block calls.
-            self._helper_effects(call, self.facts, local)
+        elif any(value.exception for value in given) and (kept := self._exception_keeper(call)) is not None:
+            self._helper_effects(call, *kept)
         if name is not None and (name.startswith("register") or name in REGISTRATIONS):
             self._registration(call, recv)
         cuda = self._cuda_work(call, name, recv) or self._cuda_work_elsewhere(call)

@@ -1507,8 +1507,11 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
     params = [p.name.value for p in target.argument_params]
     found: dict[int, cst.BaseExpression] = {}
     position = 0
-    extra: list[cst.DictElement] = []  # keywords that `**kwargs` takes
+    extra: list[cst.BaseDictElement] = []  # keywords and `**mapping`s that `**kwargs` takes
     for arg in call.args:
+        if arg.star == "**":
+            extra.append(cst.StarredDictElement(arg.value))  # `record(step, **stats)`
+            continue
         if arg.star:
             break
         if arg.keyword is None:
@@ -1520,7 +1523,9 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
             extra.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
     kwargs = node.params.star_kwarg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
     if extra and isinstance(kwargs, cst.Param) and kwargs.name.value in params:
-        found[params.index(kwargs.name.value)] = cst.Dict(extra)  # `log(loss=loss)`: `values` holds it
+        found[params.index(kwargs.name.value)] = cst.Dict(
+            extra
+        )  # `log(loss=loss)`, `log(**stats)`: `values` holds them
     return found
 
 

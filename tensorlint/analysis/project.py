@@ -25,6 +25,8 @@ from tensorlint.source import ROOT_MARKERS, read_source, walk_project
 
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+# `tracker = Tracker()` at a module's top level: an object other modules import and call methods of.
+_INSTANCE = re.compile(r"^(\w+)[ \t]*=[ \t]*[A-Z]\w*\(", re.MULTILINE)
 # `from .jtnn_vae import JTNNVAE, JTNNDecoder as Decoder` or `from .utils import *` in a package's
 # `__init__`: where a name it does not define comes from.
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.MULTILINE)
@@ -465,10 +467,12 @@ class Project:
             return ""
 
     def _defined_names(self, path: Path) -> frozenset[str]:
-        """The names that `def` or `class` statements in the file bind (a text scan: a superset)."""
+        """The names that `def` or `class` statements in the file bind, and the objects its top level
+        makes by a class (a text scan: a superset)."""
         names = self._definitions.get(path)
         if names is None:
-            names = self._definitions[path] = frozenset(_DEFINITION.findall(self._text(path)))
+            text = self._text(path)
+            names = self._definitions[path] = frozenset(_DEFINITION.findall(text) + _INSTANCE.findall(text))
         return names
 
     def _analyzed(self, key: Path, analyze: Analyzer) -> Facts | None:

@@ -550,11 +550,11 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
         return _elements([evaluate(e.value, scope) for e in expr.elements])
     if type(expr) is cst.Dict:
-        values = [evaluate(e.value, scope) for e in expr.elements if type(e) is cst.DictElement]
+        values = [evaluate(e.value, scope) for e in expr.elements]  # `{**stats, "n": n}`: the mapping's values too
         keyed = [
             (key, value)
-            for e, value in zip((e for e in expr.elements if type(e) is cst.DictElement), values, strict=True)
-            if (key := string_value(e.key)) is not None
+            for e, value in zip(expr.elements, values, strict=True)
+            if type(e) is cst.DictElement and (key := string_value(e.key)) is not None
         ]
         whole = _elements(values)
         return replace(whole, keys=tuple(keyed)) if keyed and len(keyed) == len(expr.elements) else whole

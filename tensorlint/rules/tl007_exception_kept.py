@@ -474,13 +474,14 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True
     if handed_in:
         return True  # the caller's container
-    if not (place.loops and isinstance(container, cst.Name)):
+    local = container.value if type(container) is cst.Attribute else container  # `monitor.failures`: `monitor`'s
+    if not (place.loops and isinstance(local, cst.Name)):
         return False
     if _raised_after(unit):
         return False  # `failure = e` in the handler, `raise failure` later: the call ends in a raise
     # A local container grows with its loop: past the call only if the function returns it,
     # and without bound within the call only in a loop over batches.
-    if container.value in names_reaching(unit, facts.returned.get(id(unit), set())):
+    if local.value in names_reaching(unit, facts.returned.get(id(unit), set())):
         return True
     return any(is_training_iteration(loop, unit, facts.imports) for loop in place.loops)
 
