@@ -636,11 +636,13 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.Dic
     loop: cst.CompFor | None = expr.for_in
     while loop is not None:
         iterated = evaluate(loop.iter, inner)
+        # Its own names hide the function's (`for k, v in running.items()` beside a loop's `v`).
+        bound.update((n.value, UNKNOWN) for n in [loop.target, *_unpacked(loop.target)] if isinstance(n, cst.Name))
         if iterated.graph and not iterated.module:
             item = replace(iterated, keys=None)
             target = _item_target(loop)
             bound.update((n.value, item) for n in [target, *_unpacked(target)] if isinstance(n, cst.Name))
-            inner = cast(Scope, _Bound(scope, bound))
+        inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
     element = evaluate(expr.value if isinstance(expr, cst.DictComp) else expr.elt, inner)
     return Value(tensor=element.tensor, graph=element.graph, module=element.module, host=element.host)
