@@ -56,8 +56,10 @@ class Loop:
     reads: dict[str, frozenset[str]]  # name -> names its assignments in the body read
     # A loop that generates, without `backward()`: a sequence (`ids = torch.cat([ids, tok])` in
     # `sample`) or an environment's steps (`obs, r, done, info = env.step(a)`). It runs once per
-    # token or step, and what it carries from step to step is data, not one unrolled graph.
+    # token or step, and what it carries from step to step is data, not one unrolled graph; or a
+    # sampler's steps, which rebuild a state from the network's output on it (`refined`).
     generates: bool = False
+    refined: frozenset[str] = frozenset()  # `x` of `eps = self.unet(x, t)`, ..., `x = a * x0 + d`
 
     def depends_on_carried(self, expr: cst.BaseExpression, exclude: str | None) -> bool:
         """Whether `expr` is computed, inside this loop, from a loop-carried value."""

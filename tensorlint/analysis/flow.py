@@ -114,9 +114,11 @@ from tensorlint.analysis.syntax import (
     last_statement,
     list_extension,
     loop_calls,
+    names_generation,
     own_nodes,
     parts_run_without_grad,
     pieces_made_here,
+    refined_state,
     removes_handles,
     reset_every_iteration,
     steps_an_environment,
@@ -1438,6 +1440,8 @@ class _Walker:
             other = accumulated_operand(target, value_expr)
             if other is not None:
                 self._accumulate(node, target, evaluate(other, self), other)
+            elif self.loops and target.value in self.loops[-1].refined:
+                self._accumulate(node, target, value, value_expr)  # a sampler's state, rebuilt from itself each step
             if target.value in self.unit.declared_global:
                 self._escape(value, f"stored in the global `{target.value}`")
             if value == UNKNOWN and names_a_loss_value(target.value) and self._given_graph(value_expr):
@@ -2443,21 +2447,29 @@ class _Walker:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
-        generates = not calls_backward and not fetches and (steps or decodes(statement, self.unit, self.imports))
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
         examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
         over_batches = over_batches or examples
+        feeds_data = calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports)
+        # A sampler's steps, which rebuild a state from the network's output on it: not over data
+        refined = refined_state(self.unit, statement) if not feeds_data and names_generation(self.unit) else set()
+        generates = (
+            not calls_backward
+            and not fetches
+            and (steps or bool(refined) or decodes(statement, self.unit, self.imports))
+        )
         return Loop(
             statement,
-            frozenset(reset_every_iteration(statement)),
+            frozenset(reset_every_iteration(statement) - refined),  # `x = a * x0 + d`: rebuilt from itself
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and not over_batches and not generates and self._computes(statement),
-            calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports),
+            feeds_data,
             frozenset(carried_names(statement)),
             {k: frozenset(v) for k, v in reads.items()},
             generates,
+            frozenset(refined),
         )
 
     def _loop_nodes(self, statement: cst.For | cst.While) -> Iterator[cst.CSTNode]:

@@ -428,6 +428,43 @@ def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     return False
 
 
+def names_generation(unit: Unit) -> bool:
+    """A function named for generating: `generate`, `sample`, `decode`, `beam_search`."""
+    node = unit.node
+    return isinstance(node, cst.FunctionDef) and bool(set(node.name.value.lower().split("_")) & _GENERATION_WORDS)
+
+
+def refined_state(unit: Unit, loop: cst.For | cst.While) -> set[str]:
+    """A sampler's state: what the iteration rebuilds from the network's output and from its own
+    previous value (`eps = self.unet(x, t)`, `x0 = (x - s * eps) / a`, `x = a_prev * x0 + d`), for
+    the next iteration to read again. (`carried_names` sees only a state read in its own assignment.)"""
+    earlier: dict[str, set[str]] = {}  # a name assigned in this iteration -> the names of the previous one it reads
+    networked: set[str] = set()  # names assigned in this iteration from a network's output
+    refined: set[str] = set()
+    steps = [step for call in loop_calls(unit, loop) if (step := _nested_called(call, unit)) is not None]
+    in_steps = [n for step in steps for n in own_nodes(step.body) if type(n) is cst.Assign]  # `_step(t)`'s body
+    for assign in [*_loop_assignments(unit, loop), *in_steps]:
+        read = names_in(assign.value)
+        previous = set().union(*(earlier.get(name, {name}) for name in read))
+        from_network = bool(read & networked) or any(
+            type(n) is cst.Call and _names_a_network(n.func) for n in [assign.value, *walk(assign.value)]
+        )
+        for target in assign.targets:
+            for name in target_names(target.target):
+                if name in previous and from_network:
+                    refined.add(name)
+                earlier[name] = previous
+                if from_network:
+                    networked.add(name)
+    return refined
+
+
+def _names_a_network(func: cst.BaseExpression) -> bool:
+    """`self.unet`, `model`, `self.decoder`: a callee named for a network."""
+    last = (dotted_name(func) or "").rsplit(".", 1)[-1]
+    return bool(last) and is_model_name(last)
+
+
 _GENERATION_WORDS = frozenset(["generate", "generation", "sample", "sampling", "decode", "decoding", "greedy", "beam"])
 
 

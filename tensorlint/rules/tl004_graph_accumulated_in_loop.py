@@ -19,6 +19,7 @@ from tensorlint.analysis import (
     bounded_per_call,
     callee_name,
     calls_in,
+    calls_under_no_grad,
     contains,
     dotted_name,
     is_loss_name,
@@ -26,6 +27,7 @@ from tensorlint.analysis import (
     names_in,
     names_reaching,
     own_nodes,
+    placed,
     reset_only_while_built,
     retain_graph_flag,
     root_name,
@@ -352,7 +354,8 @@ class GraphAccumulatedInLoop(Rule):
                 cls = owner.cls
                 if cls is not None and cls.is_module:
                     continue  # model code: its loops over tiles, chunks or lists build the output
-                if root in names_reaching(owner, facts.returned.get(id(owner), set())):
+                returned = root in names_reaching(owner, facts.returned.get(id(owner), set()))
+                if returned and not (loop.generates and _result_kept_with_its_graph(facts, owner)):
                     continue  # builds the function's result, not a loop over data
                 if _one_entry_per_item(event, loop):
                     continue  # `packed[node.name] = pack(node)`: a table of a fixed collection
@@ -380,6 +383,35 @@ class GraphAccumulatedInLoop(Rule):
                 "element carries its batch's graph, and all of them stay alive together (no `backward()` "
                 "frees them); take `.item()` per batch, or run it under `torch.no_grad()`",
             )
+
+
+def _result_kept_with_its_graph(facts: Facts, generator: Unit) -> bool:
+    """Whether what a generating function returns (`samples = sampler.sample(shape)`) keeps the
+    graph of all its steps where nothing frees it: the file shows its calls, none runs under
+    `no_grad` and none backpropagates the result (DDPO-style training through the sampler does)."""
+    name = generator.name
+    if not name or any(calls_under_no_grad(facts.index, name)):
+        return False
+    calls = [
+        (call, unit)
+        for unit in facts.index.units
+        if unit is not generator
+        for call, _ in placed(unit, cst.Call)
+        if callee_name(call) == name
+    ]
+    for call, unit in calls:
+        if any(contains(expr, call) for expr in unit.backpropagated):
+            return False
+        given = {
+            name
+            for assign, _ in placed(unit, cst.Assign)
+            if contains(assign.value, call)
+            for target in assign.targets
+            for name in target_names(target.target)
+        }
+        if given & names_reaching(unit, unit.backpropagated_names):
+            return False
+    return bool(calls)
 
 
 def _backpropagated(collected: Collected) -> bool:
