@@ -124,6 +124,7 @@ from tensorlint.analysis.syntax import (
     steps_an_environment,
     target_names,
     through_data,
+    value_flows,
 )
 from tensorlint.analysis.values import (
     CUDA,
@@ -1556,7 +1557,7 @@ class _Walker:
         for a parameter, what the method's callers on the same object pass there (`self._keep(h)`)."""
         if _reads(expr, part):
             return True
-        if self._forward_code() or not runs_per_batch(self.unit):
+        if self._forward_code() or not (runs_per_batch(self.unit) or self._step_called_in_a_loop()):
             # Only where a loop the code shows repeats the call (a rollout's `act`): a module's caches
             # across its calls (`self.cached_h = h`) are TL010's to judge, and a method repeated by
             # its name alone (`update`) may run under a caller's `no_grad` the file does not show.
@@ -1573,10 +1574,10 @@ class _Walker:
                     return True
         if self._assigned_from is None:
             self._assigned_from = {}
-            for node, _ in placed(self.unit, cst.Assign):
-                for target in node.targets:
-                    for name in target_names(target.target):
-                        self._assigned_from.setdefault(name, []).append(node.value)
+            body = getattr(self.unit.node, "body", None)
+            for written, value, _ in value_flows(own_nodes(body) if body is not None else ()):
+                for name in written:  # assigned, iterated (`for v in top`) or appended (`kept.append(v)`)
+                    self._assigned_from.setdefault(name, []).append(value)
         seen: set[str] = set()
         todo = list(names_in(expr))
         while todo:
@@ -1592,6 +1593,17 @@ class _Walker:
                     return True
                 todo.extend(node.value for node in read if type(node) is cst.Name)
         return False
+
+    def _step_called_in_a_loop(self) -> bool:
+        """A step method (`training_step`) that a loop of the file calls (a decoder's steps, one
+        per iteration): each call reads the state the previous one left."""
+        name = self.unit.name
+        return Role.STEP in self.unit.roles and any(
+            place.loops and callee_name(call) == name
+            for unit in self.index.units
+            if unit is not self.unit
+            for call, place in placed(unit, cst.Call)
+        )
 
     def _given_graph(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a call given an argument that carries a graph."""

@@ -9,7 +9,7 @@ a loop carries or resets and which names a closure reads. These helpers walk one
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -436,27 +436,43 @@ def names_generation(unit: Unit) -> bool:
 
 def refined_state(unit: Unit, loop: cst.For | cst.While) -> set[str]:
     """A sampler's state: what the iteration rebuilds from the network's output and from its own
-    previous value (`eps = self.unet(x, t)`, `x0 = (x - s * eps) / a`, `x = a_prev * x0 + d`), for
-    the next iteration to read again. (`carried_names` sees only a state read in its own assignment.)"""
+    previous value (`eps = self.unet(x, t)`, `x0 = (x - s * eps) / a`, `x = a_prev * x0 + d`; a beam's
+    scores, through the candidates it keeps: `scores = torch.stack(kept)`), for the next iteration
+    to read again. (`carried_names` sees only a state read in its own assignment.)"""
     earlier: dict[str, set[str]] = {}  # a name assigned in this iteration -> the names of the previous one it reads
     networked: set[str] = set()  # names assigned in this iteration from a network's output
     refined: set[str] = set()
     steps = [step for call in loop_calls(unit, loop) if (step := _nested_called(call, unit)) is not None]
-    in_steps = [n for step in steps for n in own_nodes(step.body) if type(n) is cst.Assign]  # `_step(t)`'s body
-    for assign in [*_loop_assignments(unit, loop), *in_steps]:
-        read = names_in(assign.value)
+    body = [*own_nodes(loop.body), *(n for step in steps for n in own_nodes(step.body))]  # `_step(t)`'s too
+    for written, value, adds in value_flows(body):
+        read = names_in(value)
         previous = set().union(*(earlier.get(name, {name}) for name in read))
         from_network = bool(read & networked) or any(
-            type(n) is cst.Call and _names_a_network(n.func) for n in [assign.value, *walk(assign.value)]
+            type(n) is cst.Call and _names_a_network(n.func) for n in [value, *walk(value)]
         )
-        for target in assign.targets:
-            for name in target_names(target.target):
-                if name in previous and from_network:
-                    refined.add(name)
-                earlier[name] = previous
-                if from_network:
-                    networked.add(name)
+        for name in written:
+            if name in previous and from_network:
+                refined.add(name)
+            earlier[name] = (earlier.get(name, set()) if adds else set()) | previous
+            if from_network:
+                networked.add(name)
     return refined
+
+
+def value_flows(nodes: Iterable[cst.CSTNode]) -> Iterator[tuple[set[str], cst.BaseExpression, bool]]:
+    """The names each statement writes, what they take their values from, and whether it adds to
+    what they held: `a = v`, `for a in v`, `a.append(v)` and `a += [v]` (adds)."""
+    for node in nodes:
+        if type(node) is cst.Assign:
+            yield {name for t in node.targets for name in target_names(t.target)}, node.value, False
+        elif type(node) is cst.For:
+            yield target_names(node.target), node.iter, False
+        elif type(node) is cst.AugAssign:
+            yield target_names(node.target), node.value, True
+        elif type(node) is cst.Call and callee_name(node) in ("append", "extend") and node.args:
+            grown = receiver(node)
+            if type(grown) is cst.Name:
+                yield {grown.value}, node.args[0].value, True
 
 
 def _names_a_network(func: cst.BaseExpression) -> bool:

@@ -352,8 +352,8 @@ class GraphAccumulatedInLoop(Rule):
             owner = facts.loop_owner(event.unit, loop)  # a step function's loop is its parent's
             if not loop.feeds_data:
                 cls = owner.cls
-                if cls is not None and cls.is_module:
-                    continue  # model code: its loops over tiles, chunks or lists build the output
+                if cls is not None and cls.is_module and root not in loop.refined:
+                    continue  # model code: its loops over tiles, chunks or lists build the output (not its sampler's steps)
                 returned = root in names_reaching(owner, facts.returned.get(id(owner), set()))
                 if returned and not (loop.generates and _result_kept_with_its_graph(facts, owner)):
                     continue  # builds the function's result, not a loop over data
@@ -431,6 +431,8 @@ def _folded_across_calls(event: Accumulation | Store) -> bool:
         return True
     if any(loop.feeds_data for loop in event.loops):
         return False
+    if isinstance(event, Accumulation) and any(root_name(event.target) in loop.refined for loop in event.loops):
+        return False  # a sampler's state, rebuilt at every step of the call's own loop
     if runs_per_batch(event.unit):
         return True
     repeating = any(role in event.unit.roles for role in (Role.STEP, *_FORWARD_CODE))
