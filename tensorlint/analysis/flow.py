@@ -222,6 +222,7 @@ class _Walker:
         # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
         self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
         self._assigned_from: dict[str, list[cst.BaseExpression]] | None = None  # see `_computed_from`
+        self._looped_step: bool | None = None  # see `_step_called_in_a_loop`
         self.conditions: list[cst.BaseExpression] = []  # the tests of the `if`s around the statement
         # Per enclosing loop, innermost last: names assigned afresh earlier in this iteration on every path.
         self.iteration_fresh: list[set[str]] = []
@@ -1597,13 +1598,15 @@ class _Walker:
     def _step_called_in_a_loop(self) -> bool:
         """A step method (`training_step`) that a loop of the file calls (a decoder's steps, one
         per iteration): each call reads the state the previous one left."""
-        name = self.unit.name
-        return Role.STEP in self.unit.roles and any(
-            place.loops and callee_name(call) == name
-            for unit in self.index.units
-            if unit is not self.unit
-            for call, place in placed(unit, cst.Call)
-        )
+        if self._looped_step is None:
+            name = self.unit.name
+            self._looped_step = Role.STEP in self.unit.roles and any(
+                place.loops and callee_name(call) == name
+                for unit in self.index.units
+                if unit is not self.unit
+                for call, place in placed(unit, cst.Call)
+            )
+        return self._looped_step
 
     def _given_graph(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a call given an argument that carries a graph."""

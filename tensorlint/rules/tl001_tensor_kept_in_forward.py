@@ -66,7 +66,10 @@ class TensorKeptInForward(Rule):
     containers are the attributes its subclasses make) or of an object kept on `self` whose class
     the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`). A method that
     stores with its graph is repeated by a loop around its calls even when the loop's function
-    made the object: `agent = Agent()`, then `for _ in range(n): agent.update()`.
+    made the object: `agent = Agent()`, then `for _ in range(n): agent.update()`; so is one that
+    keeps a device tensor, or a copy of one (`self.feats.append(feats.detach())`), when a training
+    loop calls it on an object made before it (`bank = Bank()`, then `bank.enqueue(feats)` per
+    step; reported at the call when the class is another module's).
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`; for a
     helper's `key` argument, what its callers pass: `self._remember(tuple(ids.tolist()), h)`), `d.setdefault(k, []).append(h)`,

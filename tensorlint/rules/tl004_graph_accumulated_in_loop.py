@@ -68,7 +68,13 @@ class GraphAccumulatedInLoop(Rule):
     env.step(a)`), or that extends a sequence it generates (`ids = torch.cat([ids, tok], -1)` in a
     function named for generating, sampling or decoding, or one that evaluates), runs once per step
     or token: what it accumulates is reported unless the function returns it for its caller's
-    `backward()` (an A2C rollout's log-probabilities, a sampled caption's for REINFORCE). A loop
+    `backward()` (an A2C rollout's log-probabilities, a sampled caption's for REINFORCE). So does
+    a sampler's loop in a function named so: each step rebuilds a state from the network's output
+    on it and from its own previous value (DDIM's `eps = self.unet(x, t)`, `x0 = ...`, `x = a * x0 +
+    d`; a beam's scores through the candidates it keeps), and the graph of every step stays alive
+    until sampling returns; the state the function returns is reported where the file shows its
+    calls and none runs under `no_grad` or backpropagates the samples (DDPO-style training through
+    the sampler). A loop
     over a fixed list of views or transforms is not, nor, in a network's own method, one over the
     pieces it cut from its input (`batches = []` filled from the chunks of a string: one output's
     graph), whatever the list is named. A comprehension over a loader

@@ -80,7 +80,9 @@ class OomRetryInExcept(Rule):
     Checks for `except` blocks that catch an out-of-memory error (`torch.cuda.OutOfMemoryError`,
     `torch.OutOfMemoryError`, or a `RuntimeError` tested for "out of memory") and retry the
     failed work inside the block: they call again what the `try` block called (`model(...)`,
-    `self.generate(...)`), or the enclosing function itself.
+    `self.generate(...)`), or what a helper of the file that it called ran (`self._run(images)`
+    runs `self.model(...)`; the handler's `self._run_one_by_one(images)` runs it again), or the
+    enclosing function itself.
 
     ## Why is this bad?
     The exception object holds its traceback, and the traceback holds every frame the error

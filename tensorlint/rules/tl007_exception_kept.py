@@ -46,9 +46,12 @@ class ExceptionKept(Rule):
     "error": e}`, then `failures.append(info)`); also a name the handler saves the exception in (`last_error = e`),
     stored after the handler ends, and a call from the handler of the file's function or method
     that adds what it is passed, or the exception being handled (`sys.exc_info()`,
-    `sys.exception()`), to its object's container (`self._note_failure()`). Reported when the
+    `sys.exception()`), to its object's container (`self._note_failure()`), or of a method of an
+    object of a class the code shows, imported from the project (`self.monitor.on_failure(step, e)`
+    after `self.monitor = TrainingMonitor()`). Reported when the
     container outlives the handler: an attribute, a global, a parameter or a closure variable, or
-    a local container filled in a loop over batches or returned to the caller. An attribute that keeps one exception at a time
+    a local container (or a local object's, `monitor.failures`) filled in a loop over batches or
+    returned to the caller. An attribute that keeps one exception at a time
     (`self.ctx.last_error = e`) is reported too, unless the module re-raises it (a function that
     reads the attribute raises); so is a record whose field gets the exception
     (`record.error = e`) and that a container then keeps, and a record of the file returned
