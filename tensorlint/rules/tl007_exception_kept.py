@@ -216,7 +216,7 @@ class ExceptionKept(Rule):
                         continue
                     lifetime = None if keeper is not None else "until the next failure replaces it"
                     container = keeper or container
-                if not _outlives(facts, unit, container, place):
+                if not _outlives(facts, unit, container, place, grows=bool(added)):
                     continue
                 name = root_name(container)
                 described = f"`{name}`" if name else "a container"
@@ -468,7 +468,7 @@ def _is_current_exception(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and dotted_name(value.func) in _CURRENT_EXCEPTION
 
 
-def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place) -> bool:
+def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place, *, grows: bool) -> bool:
     lifetime, _ = facts.container_kind(unit, container)
     handed_in = isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit))
     if (lifetime == "closure" or handed_in) and _runs_in_a_thread(facts, unit):
@@ -477,7 +477,8 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True
     if handed_in:
         return True  # the caller's container
-    local = container.value if type(container) is cst.Attribute else container  # `monitor.failures`: `monitor`'s
+    # `monitor.failures` that a helper appends to grows as `monitor` lives; `enhanced.__cause__ = e` is one slot
+    local = container.value if type(container) is cst.Attribute and grows else container
     if not (place.loops and isinstance(local, cst.Name)):
         return False
     if _raised_after(unit):
