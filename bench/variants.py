@@ -22,7 +22,11 @@ twentieth (framework internals and callbacks, state that library classes keep, e
 generation without no_grad, and TL009/TL002/TL007 in library code); `s24_projects_a/` to
 `s24_projects_c/` in its twenty-fourth: projects of several modules (6 leaks and 6 look-alikes
 each), every leak crossing a module boundary, each project one verdict (found at the marked
-line, or elsewhere in the project: the call in the module that shows the loop or the worker).
+line, or elsewhere in the project: the call in the module that shows the loop or the worker);
+`s28_blind1/` to `s28_blind3/` in its twenty-eighth (new domains); and in its thirty-eighth
+`s38_blind_meters/` (12 leaks and 12 look-alikes, each a project of two or three modules: meters,
+loggers, trackers and monitors in their own module), `s38_blind_generative/` (generative models
+and inference services) and `s38_blind_medical/` (medical imaging, detection, older PyTorch).
 """
 
 from __future__ import annotations
