@@ -1558,7 +1558,8 @@ class _Walker:
         for a parameter, what the method's callers on the same object pass there (`self._keep(h)`)."""
         if _reads(expr, part):
             return True
-        if self._forward_code() or not (runs_per_batch(self.unit) or self._step_called_in_a_loop()):
+        looped = self._step_called_in_a_loop() and not self._made_again_elsewhere(part)
+        if self._forward_code() or not (runs_per_batch(self.unit) or looped):
             # Only where a loop the code shows repeats the call (a rollout's `act`): a module's caches
             # across its calls (`self.cached_h = h`) are TL010's to judge, and a method repeated by
             # its name alone (`update`) may run under a caller's `no_grad` the file does not show.
@@ -1607,6 +1608,20 @@ class _Walker:
                 for call, place in placed(unit, cst.Call)
             )
         return self._looped_step
+
+    def _made_again_elsewhere(self, part: cst.BaseExpression) -> bool:
+        """Whether another method than `__init__` assigns the attribute afresh (theseus's
+        `reset_sigma()`, run once per optimisation around the steps that chain it): how often is
+        not the file's to tell."""
+        attribute = self_attribute(self.unit, part)
+        cls = self.unit.cls
+        if attribute is None or cls is None:
+            return False
+        return any(
+            unit.name != "__init__" and unit is not self.unit
+            for c in lineage(self.index.classes, cls)
+            for _, unit in c.attribute_values.get(attribute, [])
+        )
 
     def _given_graph(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a call given an argument that carries a graph."""
@@ -1846,14 +1861,18 @@ class _Walker:
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
-            if (
-                isinstance(loop.node, cst.For)
-                and not loop.feeds_data
-                and (
-                    _fixed_collection(loop.node.iter, self.unit)
-                    or _names_a_state_dict(loop.node.iter, self.unit)  # a model's parameter names
-                    or (module_output_keys and self._keys_of_module_output(loop.node.iter))
+            if isinstance(loop.node, cst.For) and (
+                (
+                    not loop.feeds_data
+                    and (
+                        _fixed_collection(loop.node.iter, self.unit)
+                        or _names_a_state_dict(loop.node.iter, self.unit)  # a model's parameter names
+                        or (module_output_keys and self._keys_of_module_output(loop.node.iter))
+                    )
                 )
+                # the object's own groups, each trained in turn (`for group in self.group_keys:
+                # ...; loss.backward()`): its keys, not batches
+                or self_attribute(self.unit, loop.node.iter) is not None
             ):
                 loop_targets -= target_names(loop.node.target)
             elif module_output_keys and isinstance(loop.node, cst.For) and not loop.feeds_data:
@@ -2467,13 +2486,11 @@ class _Walker:
         examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
         over_batches = over_batches or examples
         feeds_data = calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports)
+        decoding = steps or decodes(statement, self.unit, self.imports)
         # A sampler's steps, which rebuild a state from the network's output on it: not over data
-        refined = refined_state(self.unit, statement) if not feeds_data and names_generation(self.unit) else set()
-        generates = (
-            not calls_backward
-            and not fetches
-            and (steps or bool(refined) or decodes(statement, self.unit, self.imports))
-        )
+        refining = not (feeds_data or decoding) and names_generation(self.unit)
+        refined = refined_state(self.unit, statement) if refining else set()
+        generates = not calls_backward and not fetches and (decoding or bool(refined))
         return Loop(
             statement,
             frozenset(reset_every_iteration(statement) - refined),  # `x = a * x0 + d`: rebuilt from itself
@@ -3375,17 +3392,23 @@ def _handed_own_container(unit: Unit, name: str, depth: int = 0) -> cst.BaseExpr
 
 
 def _dict_of_made_tensors(value: cst.BaseExpression, imports: Imports) -> bool:
-    """`{name: torch.zeros(n) for name in names}`, `{"a": -torch.ones(n)}`: every value a tensor made by torch."""
+    """`{name: torch.zeros(n) for name in names}`, `{"a": -1 * torch.ones(n)}`: every value a tensor made by torch."""
     if type(value) is cst.DictComp:
         items = [value.value]
     elif type(value) is cst.Dict:
         items = [e.value for e in value.elements if type(e) is cst.DictElement]
     else:
         return False
-    made = [item.expression if type(item) is cst.UnaryOperation else item for item in items]
-    return bool(made) and all(
-        type(item) is cst.Call and (imports.qualify(item.func) or "").startswith("torch.") for item in made
-    )
+    return bool(items) and all(_made_by_torch(item, imports) for item in items)
+
+
+def _made_by_torch(expr: cst.BaseExpression, imports: Imports) -> bool:
+    """`torch.zeros(n)`, scaled or negated: `-torch.ones(n)`, `-1 * torch.ones(n)`."""
+    if type(expr) is cst.UnaryOperation:
+        return _made_by_torch(expr.expression, imports)
+    if type(expr) is cst.BinaryOperation:
+        return _made_by_torch(expr.left, imports) or _made_by_torch(expr.right, imports)
+    return type(expr) is cst.Call and (imports.qualify(expr.func) or "").startswith("torch.")
 
 
 def _kept_where(call: cst.Call, helper: Unit, kept_in: str) -> cst.BaseExpression:

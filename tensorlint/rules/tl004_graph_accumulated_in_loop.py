@@ -363,6 +363,8 @@ class GraphAccumulatedInLoop(Rule):
                 returned = root in names_reaching(owner, facts.returned.get(id(owner), set()))
                 if returned and not (loop.generates and _result_kept_with_its_graph(facts, owner)):
                     continue  # builds the function's result, not a loop over data
+                if loop.refined and _calls_with_grad(facts, owner) is None:
+                    continue  # a sampler that no code here calls with gradients on: its callers decide
                 if _one_entry_per_item(event, loop):
                     continue  # `packed[node.name] = pack(node)`: a table of a fixed collection
             if isinstance(event, Store) and id(loop.node) not in facts.graph_loops:
@@ -391,13 +393,13 @@ class GraphAccumulatedInLoop(Rule):
             )
 
 
-def _result_kept_with_its_graph(facts: Facts, generator: Unit) -> bool:
-    """Whether what a generating function returns (`samples = sampler.sample(shape)`) keeps the
-    graph of all its steps where nothing frees it: the file shows its calls, none runs under
-    `no_grad` and none backpropagates the result (DDPO-style training through the sampler does)."""
+def _calls_with_grad(facts: Facts, generator: Unit) -> list[tuple[cst.Call, Unit]] | None:
+    """The file's calls of a generating function, each with the function making it, when there are
+    some and none runs under `no_grad`; else None (a sampler of a library, `decode.py`'s beam search
+    that another module calls under `@torch.no_grad()`)."""
     name = generator.name
     if not name or any(calls_under_no_grad(facts.index, name)):
-        return False
+        return None
     calls = [
         (call, unit)
         for unit in facts.index.units
@@ -405,7 +407,15 @@ def _result_kept_with_its_graph(facts: Facts, generator: Unit) -> bool:
         for call, _ in placed(unit, cst.Call)
         if callee_name(call) == name
     ]
-    for call, unit in calls:
+    return calls or None
+
+
+def _result_kept_with_its_graph(facts: Facts, generator: Unit) -> bool:
+    """Whether what a generating function returns (`samples = sampler.sample(shape)`) keeps the
+    graph of all its steps where nothing frees it: the file shows its calls, none runs under
+    `no_grad` and none backpropagates the result (DDPO-style training through the sampler does)."""
+    calls = _calls_with_grad(facts, generator)
+    for call, unit in calls or []:
         if any(contains(expr, call) for expr in unit.backpropagated):
             return False
         given = {
@@ -417,7 +427,7 @@ def _result_kept_with_its_graph(facts: Facts, generator: Unit) -> bool:
         }
         if given & names_reaching(unit, unit.backpropagated_names):
             return False
-    return bool(calls)
+    return calls is not None
 
 
 def _backpropagated(collected: Collected) -> bool:

@@ -205,13 +205,15 @@ def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandle
         return None  # a CPU fallback needs no GPU memory
     helpers = {id(call): helper for call, helper in callees(facts.index, unit)}
     attempted = calls_in(attempt.body)
-    # What the `try` ran, and what the helpers of this file that it called ran (`self._run(x)`
-    # runs `self.model(x)`): a handler that runs that again through another helper retries it.
+    # What the `try` ran, and the networks that the helpers of this file it called ran
+    # (`self._run(x)` runs `self.model(x)`): a handler that runs one again through another helper
+    # retries it (not a tokenizer's `encode` that both call).
     attempted += [
         inner
         for call in attempted
         if (helper := helpers.get(id(call))) not in (None, unit)
         for inner in _calls_of(helper)
+        if _is_module(facts, helper, inner.func)
     ]
     tried = {callee for call in attempted if (callee := _callee(call)) is not None}
     own = unit.name if isinstance(unit.node, cst.FunctionDef) else None
