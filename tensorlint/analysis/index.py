@@ -1523,9 +1523,8 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
             extra.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
     kwargs = node.params.star_kwarg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
     if extra and isinstance(kwargs, cst.Param) and kwargs.name.value in params:
-        found[params.index(kwargs.name.value)] = cst.Dict(
-            extra
-        )  # `log(loss=loss)`, `log(**stats)`: `values` holds them
+        # `log(loss=loss)`, `log(**stats)`: `values` holds them
+        found[params.index(kwargs.name.value)] = cst.Dict(extra)
     return found
 
 
