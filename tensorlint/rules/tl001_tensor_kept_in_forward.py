@@ -811,10 +811,7 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
 
 def _trains(loop: cst.CSTNode) -> bool:
     """A loop whose body backpropagates or steps an optimizer: it runs for the whole training."""
-    return any(
-        type(n) is cst.Call and (callee_name(n) in ("backward", "manual_backward") or steps_an_optimizer(n))
-        for n in walk(loop)
-    )
+    return any(type(n) is cst.Call and (callee_name(n) in BACKWARD_CALLS or steps_an_optimizer(n)) for n in walk(loop))
 
 
 def _epoch_output_message(output: Store) -> str:
