@@ -102,6 +102,7 @@ from tensorlint.analysis.syntax import (
     concatenated_operand,
     counts_batches,
     decodes,
+    drops_graph,
     element_class,
     enables_gradients,
     fetches_next,
@@ -357,6 +358,18 @@ class _Walker:
         results = self._summarized(call, args, elements=False)
         return results[0] if results else None
 
+    def module_call(self, call: cst.Call, args: list[Value]) -> Value | None:
+        """`explainer(x)` where the project's `GradExplainer.forward` returns its masks detached,
+        or numbers: that, not a module's output with its graph. Only where `forward` says so in
+        its own code (`.detach()`, `.item()`, `no_grad`): a value the summary merely cannot follow
+        is no evidence."""
+        known = self._method_of(call.func, "forward")
+        if known is None or not drops_graph(known[1]):
+            return None
+        results = self._summarized_by(*known, call, args, elements=False)
+        result = results[0] if results else None
+        return result if result is not None and not result.graph and (result.scalar or result.tensor) else None
+
     def summarized_elements(self, call: cst.Call) -> tuple[Value, ...] | None:
         """Each position's value of the tuple a call returns, when the callee always returns one."""
         return self._summarized(call, [evaluate(arg.value, self) for arg in call.args], elements=True)
@@ -423,8 +436,9 @@ class _Walker:
         if elements is None or len(elements) != count:
             return {}
         # A tensor without a graph counts only where the summary sees the graph reach another
-        # element: forward's own parameters and lists it does not follow would read as none.
-        graph_seen = any(value.graph for value in elements)
+        # element, or `forward` drops it in its own code: forward's own parameters and lists it
+        # does not follow would read as none.
+        graph_seen = any(value.graph for value in elements) or drops_graph(known[1])
         return {
             i: value
             for i, value in enumerate(elements)
@@ -1303,13 +1317,18 @@ class _Walker:
             self._reset_this_iteration(container), key, for_the_run,
         )  # fmt: skip
         self.facts.stores.append(store)
-        if value.graph or (value.tensor and self.facts.container_kind(self.unit, container)[1] == "dict"):
+        if value.graph or (value.tensor and (self.arguments is not None or self._dict(container))):
             self._holds(container, value)
+
+    def _dict(self, container: cst.BaseExpression) -> bool:
+        return self.facts.container_kind(self.unit, container)[1] == "dict"
 
     def _holds(self, container: cst.BaseExpression, value: Value) -> None:
         """`svs.append(sv)`: a local list's value carries the history of its items, as a display's
-        does; `norms[group] = sq` a local dict's, its tensors too, which `norms.items()` hands out.
-        (What a list of a batch's inputs captures is judged as before: only its history.)"""
+        does; `norms[group] = sq` a local dict's, its tensors too, which `norms.items()` hands out;
+        and when summarising, a list's tensors too, so that a helper returning the masks it
+        appended detached says it returns tensors without a graph. (What a list of a batch's
+        inputs captures is judged as before: only its history.)"""
         if isinstance(container, cst.Name) and container.value in self.env and not self.replaying:
             self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
 

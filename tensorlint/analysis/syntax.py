@@ -1230,6 +1230,15 @@ def decorated_no_grad(unit: Unit) -> bool:
     return isinstance(node, cst.FunctionDef) and any(grad_mode_of(d.decorator) is False for d in node.decorators)
 
 
+def drops_graph(unit: Unit) -> bool:
+    """Whether a function's own code drops autograd history somewhere: `.detach()`, `.item()`,
+    `.tolist()`, `.numpy()`, a `no_grad`/`inference_mode` block or decorator."""
+    return decorated_no_grad(unit) or any(callee_name(call) in _DROPS_GRAPH for call, _ in placed(unit, cst.Call))
+
+
+_DROPS_GRAPH = frozenset(["detach", "detach_", "item", "tolist", "numpy", "no_grad", "inference_mode"])
+
+
 def parts_run_without_grad(index: ModuleIndex, cls: ClassInfo) -> tuple[list[str], list[Unit]] | None:
     """The classes of the file through which a module's `forward` runs with gradients off: the
     module is built only as a part of modules that run their parts so (llama's `Attention`, built

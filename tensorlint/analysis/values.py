@@ -498,6 +498,10 @@ class Scope(Protocol):
         """What a call of a function or method of this module returns, from its summary."""
         ...
 
+    def module_call(self, call: cst.Call, args: list[Value]) -> Value | None:
+        """What calling a project module gives where its `forward` visibly drops the graph."""
+        ...
+
     def closure_value(self, node: cst.Lambda) -> Value:
         """A lambda's value: which tensors of the enclosing function it captures."""
         ...
@@ -791,7 +795,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if callee is None and isinstance(call.func, cst.Attribute) and (owner := evaluate(call.func.value, scope)).instance:
         callee = scope.attribute_of_instance(owner, call.func.attr.value)  # `runner.net(x)`
     if callee is not None and callee.module:
-        return _module_output(callee, args, scope)
+        return scope.module_call(call, args) or _module_output(callee, args, scope)
     summarized = scope.summarized_call(call, args)
     if summarized is not None:
         return summarized
