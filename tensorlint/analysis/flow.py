@@ -122,6 +122,7 @@ from tensorlint.analysis.syntax import (
     refined_state,
     removes_handles,
     reset_every_iteration,
+    runs_in_chunks,
     steps_an_environment,
     target_names,
     through_data,
@@ -2502,7 +2503,11 @@ class _Walker:
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
         over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
-        examples = iterates_examples(statement, self.unit) and not self._zips_outputs(statement)
+        examples = (
+            iterates_examples(statement, self.unit)
+            and not self._zips_outputs(statement)
+            and not self._hands_back_chunks(statement)
+        )
         over_batches = over_batches or examples
         feeds_data = calls_backward or fetches or examples or iterates_loader(statement, self.unit, self.imports)
         decoding = steps or decodes(statement, self.unit, self.imports)
@@ -2539,6 +2544,12 @@ class _Walker:
             return None
         nested = self.unit.defs.get(call.func.value)
         return nested if nested is not None and id(nested) in self.facts.step_functions else None
+
+    def _hands_back_chunks(self, loop: cst.For | cst.While) -> bool:
+        """`for i in range(0, B, chunk): out_chunks += [model(x[i:i + chunk])]` in NeRF's
+        `inference`, which returns what the network computed, graph and all: whose caller trains
+        on it, or turns gradients off; not an evaluation that keeps what it has no use for."""
+        return runs_in_chunks(loop, self.unit) and summary_of(self.facts, self.unit).returns_plain.graph
 
     def _zips_outputs(self, loop: cst.For | cst.While) -> bool:
         """`for sequence, target in zip(output, highlight)`: the rows of a batch already computed."""

@@ -56,7 +56,7 @@ from tensorlint.analysis.names import (
     steps_an_optimizer,
     string_value,
 )
-from tensorlint.analysis.values import is_model_name, names_integer_field, text_key
+from tensorlint.analysis.values import is_model_name, names_a_loss_value, names_integer_field, text_key
 from tensorlint.analysis.walk import children, contains, walk
 
 
@@ -404,6 +404,29 @@ def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
     )
 
 
+def runs_in_chunks(loop: cst.For | cst.While, unit: Unit) -> bool:
+    """An evaluation's loop only by its function's name and the windows it cuts from an input:
+    `for i in range(0, B, chunk)` in NeRF's `inference`, which runs the network on its input in
+    chunks. Whether that is an evaluation depends on what the function does with the result."""
+    return (
+        isinstance(loop, cst.For)
+        and not switches_to_eval(unit)
+        and _windows_of_an_input(loop, unit)
+        and not (batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit) or _data_indexed(loop, unit))
+        and not _scores(loop)
+    )
+
+
+def _scores(loop: cst.For) -> bool:
+    """A loop whose body computes a loss (`loss = criterion(...)`, `model(ids, labels=ids).loss`):
+    it scores windows of an input, as a perplexity does."""
+    return any(
+        (type(node) is cst.Name and names_a_loss_value(node.value))
+        or (type(node) is cst.Attribute and names_a_loss_value(node.attr.value))
+        for node in walk(loop.body)
+    )
+
+
 def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """A loop that generates, in a function that evaluates or is named for generating
     (`generate`, `sample`, `decode`): each iteration extends a sequence with what it produced
@@ -604,6 +627,11 @@ def _evaluates(unit: Unit) -> bool:
             return False
         if set(node.name.value.lower().split("_")) & _EVALUATION_WORDS:
             return True
+    return switches_to_eval(unit)
+
+
+def switches_to_eval(unit: Unit) -> bool:
+    """`model.eval()` in the function's own code."""
     return any(callee_name(call) == "eval" and not call.args for call, _ in placed(unit, cst.Call))
 
 
