@@ -48,6 +48,7 @@ from tensorlint.analysis.index import (
     all_params,
     callees,
     first_iteration_calls,
+    holds_tensors,
     is_dataset_class,
     lineage,
     placed,
@@ -56,6 +57,7 @@ from tensorlint.analysis.index import (
     run_once_calls,
     runs_per_batch,
     self_attribute,
+    steps_once,
 )
 from tensorlint.analysis.names import (
     Imports,
@@ -148,6 +150,7 @@ __all__ = [
     "flowing_into",
     "gc_paused",
     "handed_on",
+    "holds_tensors",
     "hook_registration",
     "is_dataset_class",
     "is_loss_name",
@@ -181,6 +184,7 @@ __all__ = [
     "self_attribute",
     "step_loop",
     "steps_an_optimizer",
+    "steps_once",
     "string_value",
     "target_names",
     "tensor_keyed",

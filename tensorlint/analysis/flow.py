@@ -333,12 +333,13 @@ class _Walker:
         else:
             is_module = cls.is_module
         instance = Value(module=is_module, instance=name)
-        if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs
+        if cls.is_record:  # StepOutput(loss=loss): the record carries its fields' graphs, where they are
             carried = _join_values(args)
             instance = replace(
                 instance,
                 tensor=carried.tensor,
                 graph=carried.graph,
+                host=carried.host,
                 sources=carried.sources,
                 exception=carried.exception,
             )
@@ -1318,10 +1319,10 @@ class _Walker:
             self._reset_this_iteration(container), key, for_the_run,
         )  # fmt: skip
         self.facts.stores.append(store)
-        if value.graph or (value.tensor and (self.arguments is not None or self._dict(container))):
+        if value.graph or (value.tensor and (self.arguments is not None or self._a_dict(container))):
             self._holds(container, value)
 
-    def _dict(self, container: cst.BaseExpression) -> bool:
+    def _a_dict(self, container: cst.BaseExpression) -> bool:
         return self.facts.container_kind(self.unit, container)[1] == "dict"
 
     def _holds(self, container: cst.BaseExpression, value: Value) -> None:
@@ -3082,6 +3083,8 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         frozen_when_made.append(assigned.frozen)
     if value.instance is None:
         value = replace(value, instance=_item_instance(facts, classes, attribute))
+    if value.instance is None and not any(attribute in c.attribute_values for c in classes):
+        value = replace(value, instance=_back_reference(facts, attribute))
     frozen = any(attribute in c.frozen_attributes for c in classes) or (
         bool(frozen_when_made) and all(frozen_when_made)
     )
@@ -3124,6 +3127,19 @@ def _item_instance(facts: Facts, classes: list[ClassInfo], attribute: str) -> st
         for expr, _ in c.item_values.get(attribute, [])
     }
     name = made.pop() if len(made) == 1 else None
+    return name if name is not None and facts.class_of(name) is not None else None
+
+
+def _back_reference(facts: Facts, attribute: str) -> str | None:
+    """The class whose methods hand their own object to others under this attribute, when one
+    class does and nothing else writes it (`cb.learn = self` in a `Learner`, for the callbacks'
+    `self.learn.loss`): what the attribute of an object that never sets it holds."""
+    writes = facts.index.foreign_writes.get(attribute, [])
+    owners = {
+        unit.cls.name if unit.cls is not None and type(value) is cst.Name and value.value == unit.self_name else None
+        for _, value, unit in writes
+    }
+    name = owners.pop() if len(owners) == 1 else None
     return name if name is not None and facts.class_of(name) is not None else None
 
 

@@ -1418,6 +1418,17 @@ def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
     return words
 
 
+def holds_tensors(cls: ClassInfo) -> bool:
+    """A record with a field annotated as a tensor (`state: torch.Tensor` in a dataclass of
+    transitions): an instance keeps the tensors it is built from, where they are."""
+    return cls.is_record and any(
+        isinstance(small, cst.AnnAssign) and "Tensor" in annotation_words(small)
+        for statement in cls.node.body.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    )
+
+
 def single_class(words: set[str]) -> str | None:
     """The one name an annotation gives, optional or not: `ErrorMeter`, `Optional[ErrorMeter]`,
     `ErrorMeter | None`; not `list[Sample]`, which is no instance of `Sample`."""

@@ -18,8 +18,10 @@ from tensorlint.analysis import (
     batch_starts,
     bounded_per_call,
     callee_name,
+    callees,
     dotted_name,
     handed_on,
+    holds_tensors,
     is_loss_name,
     is_metric_class,
     last_statement,
@@ -34,6 +36,7 @@ from tensorlint.analysis import (
     runs_per_batch,
     self_attribute,
     steps_an_optimizer,
+    steps_once,
     target_names,
     tensor_keyed,
     walk,
@@ -67,9 +70,14 @@ class TensorKeptInForward(Rule):
     the file shows (`self.queue.enqueue(k)` with `self.queue = KeyQueue(...)`). A method that
     stores with its graph is repeated by a loop around its calls even when the loop's function
     made the object: `agent = Agent()`, then `for _ in range(n): agent.update()`; so is one that
-    keeps a device tensor, or a copy of one (`self.feats.append(feats.detach())`), when a training
-    loop calls it on an object made before it (`bank = Bank()`, then `bank.enqueue(feats)` per
-    step; reported at the call when the class is another module's).
+    keeps a device tensor, or a copy of one (`self.feats.append(feats.detach())`), or a record of
+    them (a dataclass or `NamedTuple` with fields declared `torch.Tensor`: a replay buffer's
+    `Transition(state, action, reward, next_state)`), when a training loop (one that trains
+    itself, or through a function of the file that is one step: a DQN's `optimize_model()`) calls
+    it on an object made before it (`bank = Bank()`, then `bank.enqueue(feats)` per
+    step; reported at the call when the class is another module's). An attribute that an object
+    never sets but another class sets to itself on it (`callback.trainer = self`) is that object:
+    a callback's `self.trainer.loss` is what the trainer's `self.loss` holds.
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
     calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`; for a
     helper's `key` argument, what its callers pass: `self._remember(tuple(ids.tolist()), h)`), `d.setdefault(k, []).append(h)`,
@@ -545,7 +553,7 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
     it and calls the method on it in a loop: TL014 judges that loop, and the reset it lacks; or the
     object's own loop calls it, keeping a batch's tensors until its evaluation ends)."""
     value = store.value
-    if not value.tensor or value.host or value.scalar or value.instance is not None:
+    if not value.tensor or value.host or value.scalar or not _holds_only_tensors(facts, value.instance):
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
     if store.for_the_run:
         return True  # a helper keeps it, in a list or dict that nothing empties
@@ -567,6 +575,13 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
             for assign, place in placed(caller, cst.Assign)
         )
     return lifetime == "global"
+
+
+def _holds_only_tensors(facts: Facts, instance: str | None) -> bool:
+    """No instance, or one of a record whose fields are declared tensors (`Transition(state, action,
+    reward, next_state)` with `state: torch.Tensor`): it keeps the tensors it is built from."""
+    known = facts.class_of(instance) if instance is not None else None
+    return instance is None or (known is not None and holds_tensors(known[1]))
 
 
 def _run_by_own_loop(facts: Facts, unit: Unit, cls: ClassInfo) -> bool:
@@ -760,7 +775,7 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
             func = call.func
             if not place.loops or not isinstance(func, cst.Attribute) or func.attr.value != method:
                 continue
-            if not meter and any(_trains(loop) for loop in place.loops):
+            if not meter and any(_trains(facts, unit, loop) for loop in place.loops):
                 continue
             attribute = self_attribute(unit, func.value)
             if attribute is not None and unit.cls is not None:
@@ -803,15 +818,20 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
             if owner.value in facts.returned.get(id(caller), ()):
                 return False  # handed back to the caller's caller: it lives on
             around = [loop for loop in place.loops if not any(v is n for v in made for n in walk(loop))]
-            if around and (store.value.graph or any(_trains(loop) for loop in around)):
+            if around and (store.value.graph or any(_trains(facts, caller, loop) for loop in around)):
                 return False
             found = True
     return found
 
 
-def _trains(loop: cst.CSTNode) -> bool:
-    """A loop whose body backpropagates or steps an optimizer: it runs for the whole training."""
-    return any(type(n) is cst.Call and (callee_name(n) in BACKWARD_CALLS or steps_an_optimizer(n)) for n in walk(loop))
+def _trains(facts: Facts, unit: Unit, loop: cst.CSTNode) -> bool:
+    """A loop of `unit` whose body backpropagates or steps an optimizer, itself or through a function
+    of the module that is one training step (a DQN's `optimize_model()`): it runs for the whole training."""
+    calls = [n for n in walk(loop) if type(n) is cst.Call]
+    if any(callee_name(call) in BACKWARD_CALLS or steps_an_optimizer(call) for call in calls):
+        return True
+    inside = {id(call) for call in calls}
+    return any(id(call) in inside and steps_once(callee) for call, callee in callees(facts.index, unit))
 
 
 def _epoch_output_message(output: Store) -> str:
