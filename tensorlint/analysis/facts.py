@@ -25,6 +25,7 @@ from tensorlint.analysis.index import (
     is_plain_base,
     lineage,
     placed,
+    reset_only_at_teardown,
     reset_only_when_run_starts,
     reset_only_while_built,
     self_attribute,
@@ -319,6 +320,7 @@ class Facts:
             )
             if managed and not (
                 reset_only_when_run_starts(self.index, unit.cls, attribute)
+                or reset_only_at_teardown(self.index, unit.cls, attribute)
                 or reset_only_while_built(
                     self.index,
                     unit.cls,

@@ -187,7 +187,7 @@ class ClassInfo:
     is_module: bool = False
     is_autograd_function: bool = False
     is_record: bool = False  # a dataclass or NamedTuple: an instance holds what it is built from
-    # `history = []` in the class body (not annotated fields): one container that every instance shares
+    # `history = []` in the class body (annotated only in a plain class): one container every instance shares
     class_containers: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
 
@@ -515,14 +515,17 @@ class _Indexer:
         self.classes[info.name] = info
         self.class_stack.append(info)
         # Class-body aliases: `forward = _forward_impl`; containers shared by every instance.
+        fields_shared = _shares_annotated_fields(info, node, decorators)
         for statement in node.body.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
-                    if isinstance(small, cst.AnnAssign | cst.Assign) and small.value is not None:
-                        self._record_field(info, small)
-                    if not isinstance(small, cst.Assign):
+                    if not isinstance(small, cst.AnnAssign | cst.Assign) or small.value is None:
+                        continue
+                    self._record_field(info, small)
+                    if isinstance(small, cst.AnnAssign) and not (fields_shared or _is_class_var(small.annotation)):
                         continue  # an annotated field is a dataclass's or pydantic's: copied per instance
-                    targets = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+                    assigned = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
+                    targets = {t.value for t in assigned if isinstance(t, cst.Name)}
                     if isinstance(small.value, cst.Name) and "forward" in targets:
                         info.forward_names.add(small.value.value)
                     if makes_container(small.value):
@@ -1089,6 +1092,22 @@ def reset_only_when_run_starts(index: ModuleIndex, cls: ClassInfo, attribute: st
     (`before_fit`, `on_train_start`): nothing empties it while the run adds to it."""
     resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
     return bool(resets) and attribute not in index.foreign_managed and all(u.name in RUN_START_HOOKS for u in resets)
+
+
+def reset_only_at_teardown(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
+    """Whether every reset of `self.<attribute>` is in a method that removes the hooks `__init__`
+    registered (`close()`, `__exit__`): the hooks fill it for the object's whole life, and the reset
+    only ends that life."""
+    family = lineage(index.classes, cls)
+    resets = [unit for c in family for unit in c.managed_in.get(attribute, [])]
+    if not resets or attribute in index.foreign_managed or not all(u.removes_hooks for u in resets):
+        return False
+    inits = [c.methods["__init__"] for c in family if "__init__" in c.methods]
+    return any(
+        isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS
+        for init in inits
+        for node in walk(init)
+    )
 
 
 def reset_only_while_built(
@@ -2096,6 +2115,23 @@ def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, d
 
 _RECORD_DECORATORS = frozenset(["dataclass", "dataclasses.dataclass", "attrs.define", "attr.s", "define", "frozen"])
 _PLAIN_BASES = ("object", "ABC", "abc.", "typing.", "enum.", "Generic", "Protocol", "NamedTuple", "dataclasses.")
+
+
+def _shares_annotated_fields(info: ClassInfo, node: cst.ClassDef, decorators: set[str | None]) -> bool:
+    """Whether `cache: dict = {}` in the class body is one dict for every instance: in a plain
+    class (no dataclass decorator, metaclass or base of a library that could copy it per instance)."""
+    if info.is_record or any(arg.keyword is not None for arg in node.bases):
+        return False
+    if any(name and name.endswith("dataclass") for name in decorators):
+        return False  # `@chex.dataclass`, `@pydantic.dataclasses.dataclass`
+    return all(base and (is_plain_base(base) or is_torch_module_class(base)) for base in info.base_names)
+
+
+def _is_class_var(annotation: cst.Annotation) -> bool:
+    """`ClassVar[dict]`: a class attribute even in a dataclass."""
+    hint = annotation.annotation
+    name = dotted_name(hint.value if isinstance(hint, cst.Subscript) else hint) or ""
+    return name.rsplit(".", 1)[-1] == "ClassVar"
 
 
 def is_plain_base(base: str) -> bool:

@@ -117,7 +117,8 @@ class TensorKeptInForward(Rule):
     until `reset()`. Not its inputs kept as handed (`self.preds.append(preds)`: a ranking metric
     needs them all), nor a metric that moves list states to the host after each update
     (`compute_on_cpu=True`). A list emptied only when the run starts (fastai's `before_fit`, Lightning's
-    `on_train_start`) is never emptied while it grows; one the object's own loop fills
+    `on_train_start`) is never emptied while it grows, nor is one emptied only where the hooks
+    that `__init__` registered are removed (a recorder's `close()`); one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported; one that a loop outside the object calls (a
     vectorised environment wrapper's `step`, in a rollout function's loop) grows for as long as

@@ -36,7 +36,8 @@ class MutableDefaultCollectsTensors(Rule):
     tensors (it shows them by a `torch.Tensor` annotation, a torch call, a module's output, or a
     list the code passes to `torch.cat`/`torch.stack`): `def collect(out, bucket=[])` alone is
     bugbear's B006, not this rule; class attributes that `__init__` (or any method) shadows with `self.history = []`,
-    annotated class fields (dataclass, pydantic, attrs copy them per instance), tuples and
+    annotated class fields of records (dataclass, pydantic, attrs copy them per instance; in a
+    plain class, `captured: Dict[str, List[Tensor]] = {}` is one dict, as is a `ClassVar`), tuples and
     constants, and `deque(maxlen=N)`. A container that an instance attribute holds
     (`self.history = []`) is TL001's: TL012 reports only the class-level one.
 
