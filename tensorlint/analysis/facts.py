@@ -24,6 +24,7 @@ from tensorlint.analysis.index import (
     field_factory,
     is_plain_base,
     lineage,
+    own_container_items,
     placed,
     reset_only_at_teardown,
     reset_only_when_run_starts,
@@ -31,7 +32,7 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
-from tensorlint.analysis.syntax import callers_of, declared_container, only_called
+from tensorlint.analysis.syntax import callers_of, declared_container, only_called, target_names
 from tensorlint.analysis.values import UNKNOWN, Value, is_input_name, is_torch_module_class
 from tensorlint.analysis.walk import walk
 
@@ -110,6 +111,8 @@ class Accumulation:
     # The target was assigned afresh earlier in the same iteration of the innermost loop, on every path.
     reset_this_iteration: bool = False
     appended: bool = False  # the helper appends it to a list: the tensor itself is kept, not a sum
+    # The helper keeps it in a list or dict that nothing empties (`Summary.kept_for_the_run`).
+    for_the_run: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -353,6 +356,11 @@ class Facts:
             if owner is not unit or parameter:
                 values = self.index.foreign_attributes.get(expr.attr.value, [])
                 return "attribute", _kind_of(self.imports, values)
+            held = _kept_object(unit, expr.value.value)
+            if held is not None and (lifetime := self.container_kind(unit, held)[0]) != "local":
+                # `storage = self.storage`, `for backend in self.backends:`: the state of an object
+                # the instance keeps, as long-lived as in `self.storage._history`
+                return lifetime, self._attribute_kind_anywhere(expr.attr.value)
         if isinstance(expr, cst.Name):
             name = expr.value
             owner = _binding_unit(unit, name)
@@ -702,6 +710,19 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
             if kind in ("dict", "list", "managed") or (kind is None and _inherited(facts, owner, attribute)):
                 return lifetime, None
     return None
+
+
+def _kept_object(unit: Unit, name: str) -> cst.BaseExpression | None:
+    """The attribute of `self` whose object a local name always is (`storage = self.storage`), or
+    whose items a loop gives it (`for backend in self.backends:`, `.values()`, `.items()`)."""
+    held = list(unit.bindings.get(name, []))
+    for loop, _ in placed(unit, cst.For):
+        if name in target_names(loop.target):
+            item, container = own_container_items(loop, unit)
+            held.append(container if item == name and container is not None else loop.iter)
+    if not held or any(self_attribute(unit, value) is None for value in held):
+        return None
+    return held[0]
 
 
 def _inherited(facts: Facts, unit: Unit, attribute: str) -> bool:

@@ -1342,6 +1342,7 @@ class _Walker:
         value_expr: cst.BaseExpression,
         via: str | None = None,
         appended: bool = False,
+        for_the_run: bool = False,
     ) -> None:
         if self._judged_at_calls(value) or self._replayed_at_calls(node):
             return
@@ -1355,7 +1356,7 @@ class _Walker:
         loops = tuple(self.loops)
         fresh = self._reset_this_iteration(target)
         self.facts.accumulations.append(
-            Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended)
+            Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended, for_the_run)
         )
 
     def _popped_in(self, loop: cst.For | cst.While, root: str) -> bool:
@@ -2180,7 +2181,8 @@ class _Walker:
             if not value.graph and position not in summary.kept_as_is:
                 continue  # an exception is kept only as itself, not as a message made from it
             via = f"`{helper}` {how} `{kept_in}`"
-            self._accumulate(node, target_expr, value, arg, via=via, appended=appended)
+            for_the_run = position in summary.kept_for_the_run
+            self._accumulate(node, target_expr, value, arg, via=via, appended=appended, for_the_run=for_the_run)
         stores: list[tuple[int, int, int | None]] = [(p, into, None) for p, into in summary.appends_into.items()]
         stores += [(p, into, key) for p, (into, key) in summary.stores_under_key.items()]
         for position, into, key_position in stores:
@@ -3544,9 +3546,12 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         lifetime, kind = facts.container_kind(unit, target)
         if lifetime in ("attribute", "global"):
             for source in sources:
-                keeps[params.index(source)] = (root_name(target) or "a container", isinstance(event, Store))
-                if isinstance(event, Store) and kind in ("list", "dict"):
-                    for_the_run.add(params.index(source))  # a list or dict that nothing empties
+                appended = isinstance(event, Store) or event.appended  # itself, or through its own helper
+                keeps[params.index(source)] = (root_name(target) or "a container", appended)
+                # A list or dict that nothing empties, here or in the helper this one hands it to
+                # (`put_scalars(**kw)` calling `put_scalar(k, v)` for each: `kw` is kept too).
+                if (isinstance(event, Store) and kind in ("list", "dict")) or event.for_the_run:
+                    for_the_run.add(params.index(source))
     return Summary(
         keeps,
         appends_into,

@@ -109,7 +109,10 @@ class TensorKeptInForward(Rule):
     gathers its outputs through a helper (`_keep(outputs, logits)`) is judged as the same
     `outputs.append(logits)` written in its loop. So is a device tensor that a per-step method
     or a loop over batches hands to a method of another object that appends it to such a list or dict: reported at the call
-    (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value),
+    (`self.logger.log_stat("grad_norm", grad_norm, t)` where `Logger.log_stat` keeps every value;
+    also through a method that hands it on to one that does, `record(**values)` calling
+    `self.add(name, value)`, and on an object a local name holds, `storage = self.storage` or
+    `for backend in self.backends:`),
     also when the logger is handed in and its class is in another module of the project, the one
     module that defines a method of that name. A torchmetrics `Metric` whose `update` appends a
     device tensor it computes (a confusion matrix, an error map) to a list state
