@@ -1986,12 +1986,22 @@ class _Walker:
             elif isinstance(node.value, cst.BaseExpression):  # not `yield from`
                 self._escape(evaluate(node.value, self), "yielded")
 
+    def _runs_a_network(self, call: cst.Call) -> bool:
+        """`model.decode_step(memory, ys)`: a method of another object's network, which makes a new
+        graph even from one made before the loop (not `self.split(h)`, a module's own helper)."""
+        recv = receiver(call)
+        return (
+            recv is not None
+            and not (type(recv) is cst.Name and recv.value == self.unit.self_name)
+            and evaluate(recv, self).module
+        )
+
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
         if self.loops and id(self.loops[-1].node) not in self.facts.graph_loops:
             made = evaluate(call, self)
-            if made.graph and not any(evaluate(arg.value, self).graph for arg in call.args):
+            if made.graph and (self._runs_a_network(call) or not any(evaluate(a.value, self).graph for a in call.args)):
                 # `model(x)`, `criterion(...)`: a graph made in this iteration, in every loop around it
                 self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
         if self.arguments is None and type(call.func) is cst.Name and (inner := self.unit.defs.get(call.func.value)):

@@ -67,8 +67,11 @@ class GraphAccumulatedInLoop(Rule):
     generator of the file that loops so). A loop that steps an environment (`obs, r, done, info =
     env.step(a)`), or that extends a sequence it generates (`ids = torch.cat([ids, tok], -1)` in a
     function named for generating, sampling or decoding, or one that evaluates), runs once per step
-    or token: what it accumulates is reported unless the function returns it for its caller's
-    `backward()` (an A2C rollout's log-probabilities, a sampled caption's for REINFORCE). So does
+    or token, also in a helper that a loop over batches calls (`decode_greedily(model, src)` per
+    validation batch, its steps `model.decode(memory, hyp)`: a network's method makes a new graph
+    from the encoder's output): what it accumulates is reported unless the function returns it for
+    its caller's `backward()` (an A2C rollout's log-probabilities, a sampled caption's for
+    REINFORCE). So does
     a sampler's loop in a function named so: each step rebuilds a state from the network's output
     on it and from its own previous value (DDIM's `eps = self.unet(x, t)`, `x0 = ...`, `x = a * x0 +
     d`; a beam's scores through the candidates it keeps), and the graph of every step stays alive
@@ -440,15 +443,17 @@ def _backpropagated(collected: Collected) -> bool:
 
 def _folded_across_calls(event: Accumulation | Store) -> bool:
     """Whether the calls, not a loop around the event, are what it crosses: no loop; loops over a
-    batch's own items (`for name, value in loss_dict.items()`) in a function called once per batch;
-    or loops that compute (`for name, p in model.named_parameters()` in an EMA's `update`) in a
-    per-step method or `forward`."""
+    batch's own items (`for name, value in loss_dict.items()`) in a function called once per batch
+    (not the tokens its own decoding loop generates); or loops that compute (`for name, p in
+    model.named_parameters()` in an EMA's `update`) in a per-step method or `forward`."""
     if not event.loops:
         return True
     if any(loop.feeds_data for loop in event.loops):
         return False
     if isinstance(event, Accumulation) and any(root_name(event.target) in loop.refined for loop in event.loops):
         return False  # a sampler's state, rebuilt at every step of the call's own loop
+    if any(loop.generates and not loop.refined for loop in event.loops):
+        return False  # a decoder's tokens (an environment's steps): the call's own loop crosses them
     if runs_per_batch(event.unit):
         return True
     repeating = any(role in event.unit.roles for role in (Role.STEP, *_FORWARD_CODE))

@@ -15,7 +15,9 @@ class DelLoopVariable(Rule):
     ## What it does
     Checks for `del x` inside `for x in container:` where the container outlives the loop: an
     attribute (`self._tensors`), or a list, dict, set or tuple the file builds, iterated
-    directly or through `.values()`, `.items()`, `enumerate()`, `reversed()` or `zip()`.
+    directly or through `.values()`, `.items()`, `enumerate()`, `reversed()` or `zip()`; also
+    over a tuple or list written out of names and attributes (`for t in (logits, hidden): del t`),
+    which still hold every item.
 
     ## Why is this bad?
     `del` removes a name, not an object. The loop variable is one more reference to an item
@@ -30,8 +32,9 @@ class DelLoopVariable(Rule):
     `del` frees it, as in `for batch in loader: ...; del batch`); a loop variable rebound in
     the body before the `del` (`t = t.cuda()` makes a new tensor that `del` does free); an item
     the body replaces in the container (`optimizers[i] = wrapped`: `del` drops its last reference); keys
-    of a dict; a loop that only deletes, over a local container, at the end of its function (the
-    items go with the container when the call returns, right after the loop).
+    of a dict; a loop that only deletes, over a local container (or a tuple of local names), at
+    the end of its function (the items go with the container when the call returns, right after
+    the loop); a tuple with an item that no name holds (`(x.cpu(), y)`).
 
     ## Example
     ```python
@@ -139,11 +142,20 @@ class DelLoopVariable(Rule):
             if not deleted:
                 continue
             shown = ", ".join(f"`{n}`" for n in deleted)
+            stays = "stays" if len(deleted) == 1 else "stay"
+            if isinstance(container, (cst.Tuple, cst.List)):
+                holders = ", ".join(dotted_name(item.value) or "" for item in container.elements)
+                yield Report(
+                    node,
+                    f"`del {deleted[0]}` unbinds only the loop variable: `{holders}` still hold every item, so "
+                    f"{shown} {stays} allocated; delete or rebind those instead (`del {holders}`)",
+                )
+                continue
             described = dotted_name(container) or "the container"
             yield Report(
                 node,
                 f"`del {deleted[0]}` unbinds only the loop variable: `{described}` still holds every item, so "
-                f"{shown} {'stays' if len(deleted) == 1 else 'stay'} allocated; empty the container (`{described}.clear()`) or drop "
+                f"{shown} {stays} allocated; empty the container (`{described}.clear()`) or drop "
                 "the items from it",
                 _fix(facts, unit, loop, container, names),
             )
@@ -179,10 +191,20 @@ def _held_targets(
                     found |= inner_held[1]
             return (first, found) if first is not None and found else None
         return None
+    if isinstance(iterable, (cst.Tuple, cst.List)):
+        return (iterable, _names(target)) if _held_by_names(iterable) else None
     kind = declared_container(facts.index, unit, iterable)
     if kind is None or kind == "dict":
         return None  # iterating a dict gives its keys
     return iterable, _names(target)
+
+
+def _held_by_names(literal: cst.Tuple | cst.List) -> bool:
+    """`for t in (logits, hidden, self.cache)`: every item is also held by a name or an attribute,
+    which `del t` leaves bound (not `(x.cpu(), y)`: the tuple may hold the only reference)."""
+    return bool(literal.elements) and all(
+        not isinstance(item, cst.StarredElement) and dotted_name(item.value) is not None for item in literal.elements
+    )
 
 
 def _replaces_items(loop: cst.For, container: cst.BaseExpression) -> bool:
@@ -211,12 +233,20 @@ def _dies_after(unit: Unit, loop: cst.For, container: cst.BaseExpression) -> boo
     `return` that does not hand the container back may follow): the items go with the container
     when the call ends, right after the loop. (A loop that works on each item and deletes it as it
     goes means to lower the peak during the loop: that `del` is reported.)"""
-    if not (_only_deletes(loop) and isinstance(unit.node, cst.FunctionDef) and isinstance(container, cst.Name)):
+    if not (_only_deletes(loop) and isinstance(unit.node, cst.FunctionDef)):
         return False
-    name = container.value
-    if name not in unit.bindings or name in unit.declared_global or name in unit.declared_nonlocal:
-        return False
-    return _last_in(unit.node.body, loop, name)
+    # `for t in (logits, hidden): del t`: the local names that hold the items go as well
+    holders = (
+        [item.value for item in container.elements] if isinstance(container, (cst.Tuple, cst.List)) else [container]
+    )
+    return all(
+        isinstance(holder, cst.Name)
+        and holder.value in unit.bindings
+        and holder.value not in unit.declared_global
+        and holder.value not in unit.declared_nonlocal
+        and _last_in(unit.node.body, loop, holder.value)
+        for holder in holders
+    )
 
 
 def _last_in(block: cst.BaseSuite | cst.Else, loop: cst.For, name: str) -> bool:
