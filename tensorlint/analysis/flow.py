@@ -221,6 +221,9 @@ class _Walker:
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
+        # Attributes of the object this call assigned anew on every path here, from values that do
+        # not read them (`self.emb = self.table(ids)`): what is folded into them next is this call's.
+        self.rebound: set[str] = set()
         # Per name that `backward()` is called on, the loops around each such call (`_backpropagated_here`).
         self._backward_loops: dict[str, list[tuple[cst.For | cst.While, ...]]] | None = None
         self._assigned_from: dict[str, list[cst.BaseExpression]] | None = None  # see `_computed_from`
@@ -934,6 +937,7 @@ class _Walker:
         elif isinstance(statement, cst.If):
             self._effects(statement.test)
             before, fresh, iteration = dict(self.env), set(self.fresh), self._iteration_copy()
+            rebound = set(self.rebound)
             grad_before = self.grad_enabled
             self.conditions.append(statement.test)
             guarded = tensor_guard(statement.test, self.imports)  # `isinstance(val, torch.Tensor)`
@@ -946,6 +950,7 @@ class _Walker:
             after_body, self.env = self.env, before
             grad_after_body, self.grad_enabled = self.grad_enabled, grad_before
             fresh_after_body, self.fresh = self.fresh, fresh
+            rebound_after_body, self.rebound = self.rebound, rebound
             iteration_after_body, self.iteration_fresh = self.iteration_fresh, iteration
             if guarded is not None and guarded[1]:
                 self.env[guarded[0]] = UNKNOWN
@@ -960,8 +965,9 @@ class _Walker:
                 self.env = _join_env(after_body, self.env)
             self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
             if isinstance(statement.test, cst.Name) and statement.test.value == "True":
-                self.fresh = fresh_after_body  # `if True:` always runs its body
+                self.fresh, self.rebound = fresh_after_body, rebound_after_body  # `if True:` always runs its body
             self.fresh &= fresh_after_body
+            self.rebound &= rebound_after_body
             for mine, theirs in zip(self.iteration_fresh, iteration_after_body, strict=True):
                 mine &= theirs
             self.conditions.pop()
@@ -970,10 +976,11 @@ class _Walker:
         elif isinstance(statement, cst.With):
             self._with(statement)
         elif isinstance(statement, (cst.Try, cst.TryStar)):
-            fresh = set(self.fresh)
+            fresh, rebound = set(self.fresh), set(self.rebound)
             self._block(statement.body)
             if not all(_reraises(handler) for handler in statement.handlers):
                 self.fresh &= fresh  # a handler that goes on may run after any statement of the body
+                self.rebound &= rebound
             for handler in statement.handlers:
                 if handler.name is not None and isinstance(handler.name.name, cst.Name):
                     self.env[handler.name.name.value] = EXCEPTION
@@ -988,10 +995,11 @@ class _Walker:
             self._local_class(statement)
         elif isinstance(statement, cst.Match):
             self._effects(statement.subject)
-            fresh = set(self.fresh)
+            fresh, rebound = set(self.fresh), set(self.rebound)
             for case in statement.cases:
                 self._block(case.body)
             self.fresh &= fresh
+            self.rebound &= rebound
 
     def _note_names_before(self, loop: cst.For | cst.While, names: dict[str, Value]) -> None:
         """What the names may hold where a loop starts, joined over the walks that reach it."""
@@ -1006,7 +1014,7 @@ class _Walker:
         else:
             self._effects(statement.test)
         loop = self._loop_info(statement)
-        before, fresh = dict(self.env), set(self.fresh)
+        before, fresh, rebound = dict(self.env), set(self.fresh), set(self.rebound)
         if self.arguments is None:
             self._note_names_before(statement, before)
         self.loops.append(loop)
@@ -1020,6 +1028,7 @@ class _Walker:
         self.loops.pop()
         self.env = _join_env(before, self.env)
         self.fresh &= fresh  # the body may not run
+        self.rebound &= rebound
         for emptied in emptied_each(statement):
             self._note_reset(emptied, True)
         if statement.orelse is not None:
@@ -1525,11 +1534,14 @@ class _Walker:
                 self._bind(target, value)
         elif isinstance(target, cst.Attribute):
             other = accumulated_operand(target, value_expr)
-            if other is not None:
+            rebound = self._rebound_in_this_call(target)
+            self._note_rebound(target, value_expr)
+            if other is not None and not rebound:
                 self._accumulate(node, target, evaluate(other, self), other)
             elif (
                 self_attribute(self.unit, target) is not None
                 and grown_by is None
+                and not rebound
                 and self._computed_from(value_expr, target)
                 and not _moved(value_expr, target)
                 and not _windowed(value_expr, target)
@@ -1538,7 +1550,7 @@ class _Walker:
                 # `h_in = self.h * masks; ..., h = self.net(x, h_in); self.h = h`: the new value is
                 # computed from the old one, so a graph in it chains onto the old one every call.
                 self._accumulate(node, target, value, value_expr)
-            elif grown_by is None:
+            elif grown_by is None and not (rebound and self._written_with_graph(target)):
                 write = AttributeWrite(self.report_at or node, self.unit, target, value, value_expr, tuple(self.loops))
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
@@ -1596,6 +1608,13 @@ class _Walker:
                     for name in passed
                 ):
                     return True
+        return self._flows_from(expr, part)
+
+    def _flows_from(self, expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
+        """Whether `expr` reads `part` or a name this function assigns from it, however many
+        assignments away, unless detached on the way: the function's own code, not its callers."""
+        if _reads(expr, part):
+            return True
         if self._assigned_from is None:
             self._assigned_from = {}
             body = getattr(self.unit.node, "body", None)
@@ -1617,6 +1636,31 @@ class _Walker:
                     return True
                 todo.extend(node.value for node in read if type(node) is cst.Name)
         return False
+
+    def _rebound_in_this_call(self, target: cst.BaseExpression) -> bool:
+        """Whether `self.x = f(self.x)` (or `self.x += v`) folds into what this call already set the
+        attribute to, outside loops (`self.emb = self.table(ids)`, then `self.emb = self.norm(self.emb)`):
+        one call's graph, not a chain across calls (a loop's iterations: `iteration_fresh`)."""
+        return not self.loops and dotted_name(target) in self.rebound
+
+    def _written_with_graph(self, target: cst.Attribute) -> bool:
+        """Whether this function already wrote a value with a graph to the attribute: that write
+        stands for what the call keeps there, a later one refolding it adds nothing to report."""
+        name = dotted_name(target)
+        return any(
+            write.unit is self.unit and write.value.graph and dotted_name(write.target) == name
+            for write in self.facts.attribute_writes
+        )
+
+    def _note_rebound(self, target: cst.Attribute, value_expr: cst.BaseExpression) -> None:
+        """`self.x = v` sets the object's attribute afresh where `v` does not come from it."""
+        name = dotted_name(target)
+        if name is None or self_attribute(self.unit, target) is None:
+            return
+        if accumulated_operand(target, value_expr) is None and not self._flows_from(value_expr, target):
+            self.rebound.add(name)
+        elif not self._rebound_in_this_call(target):
+            self.rebound.discard(name)
 
     def _step_called_in_a_loop(self) -> bool:
         """A step method (`training_step`) that a loop of the file calls (a decoder's steps, one
@@ -1748,7 +1792,7 @@ class _Walker:
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
             self._escape(value, "stored in a container", target)
             self._store(node, target, value, node.value, grows=True)
-        else:
+        elif not (isinstance(target, cst.Attribute) and self._rebound_in_this_call(target)):
             self._accumulate(node, target, value, node.value)
         if isinstance(target, cst.Name):
             current = self.lookup(target.value)
@@ -1897,8 +1941,13 @@ class _Walker:
                 or self_attribute(self.unit, loop.node.iter) is not None
             ):
                 loop_targets -= target_names(loop.node.target)
-            elif module_output_keys and isinstance(loop.node, cst.For) and not loop.feeds_data:
-                # `for k, v in infos.items()`: a dict's keys, its fixed names (unless the entries fold a graph)
+            elif (
+                module_output_keys
+                and isinstance(loop.node, cst.For)
+                and (not loop.feeds_data or self._views_own_dict(loop.node.iter))
+            ):
+                # `for k, v in infos.items()`: a dict's keys, its fixed names (unless the entries fold a
+                # graph); `for group, n in self.agents.items()` also in a loop that trains each in turn
                 loop_targets -= _dict_key_target(loop.node)
         names = _identity_names(key)
         if names & (params | loop_targets):
@@ -1913,6 +1962,14 @@ class _Walker:
             self._passed_varying(position, callers_up - 1)
             for position, p in enumerate(self.unit.argument_params)
             if p.name.value in read and p.name.value not in params
+        )
+
+    def _views_own_dict(self, iterable: cst.BaseExpression) -> bool:
+        """`self.groups.items()`: a view of a dict the object keeps, whose keys are its own."""
+        return (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Attribute
+            and self_attribute(self.unit, iterable.func.value) is not None
         )
 
     def _passed_varying(self, position: int, callers_up: int) -> bool:

@@ -171,8 +171,9 @@ class TensorKeptInForward(Rule):
     loader's embeddings on the device), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument that every caller passes a fixed label, `activation[name] = output` in a hook factory,
-    the keys of a dict a loop goes over, `for k, v in infos.items(): self.stats[k] = ...`, unless
-    named for ids: `episode_id`) or takes a few values over a run (a
+    the keys of a dict a loop goes over, `for k, v in infos.items(): self.stats[k] = ...`, also
+    one the object keeps in a loop that trains each group in turn, `for group, n in
+    self.groups.items()`, unless named for ids: `episode_id`) or takes a few values over a run (a
     setting with a literal default, `keyshift=0`; a size read off an object,
     `context.max_sequence_length`), detached values that a meter,
     metric (other than a torchmetrics list state) or step collects until it is emptied

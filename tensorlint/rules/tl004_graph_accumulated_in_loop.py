@@ -198,7 +198,8 @@ class GraphAccumulatedInLoop(Rule):
     handed a network: `pairwise_loss(reward_model, batch)`),
     comprehensions in `forward` (one graph, the one its caller asked for),
     slots that `forward` folds into on the objects it is handed (`g.ndata["h"] = g.ndata["h"] + m`
-    on the batch's graph) or that the same call set afresh first, the elements of a tuple that a
+    on the batch's graph) or that the same call set afresh first, attributes too (`self.emb =
+    self.table(ids)`, then `self.emb = self.norm(self.emb)`), the elements of a tuple that a
     project model's `forward` returns as numbers or comparisons (`loss, acc = model(x)`, also
     through `DistributedDataParallel`, `DataParallel` or `torch.compile`),
     ground truth a metric's `update` is given (`target`, `labels`, `mask`: data, not model
