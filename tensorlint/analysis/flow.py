@@ -1554,6 +1554,7 @@ class _Walker:
                 write = AttributeWrite(self.report_at or node, self.unit, target, value, value_expr, tuple(self.loops))
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
+            self._setter_effects(node, target, value_expr)
         elif isinstance(target, cst.Subscript):
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
@@ -1766,6 +1767,21 @@ class _Walker:
                 cst.Attribute(target.value, cst.Name("__setitem__")), [cst.Arg(index.value), cst.Arg(value_expr)]
             )
             self._helper_effects(call, facts, facts.index.method_units[id(method)], report_at=node)
+
+    def _setter_effects(self, node: cst.CSTNode, target: cst.Attribute, value_expr: cst.BaseExpression) -> None:
+        """`self.last_logits = logits` on an object whose class defines `@last_logits.setter`: the
+        assignment calls the setter, so what it does with the value (an append) happens here."""
+        owner = evaluate(target.value, self).instance
+        known = self.facts.class_of(owner) if owner else None
+        if known is None:
+            return
+        facts, cls = known
+        for where, ancestor in _ancestors_across(facts, cls):
+            setter = _property_setter(ancestor, target.attr.value)
+            if setter is not None:
+                call = cst.Call(target, [cst.Arg(value_expr)])
+                self._helper_effects(call, where, where.index.method_units[id(setter)], report_at=node)
+                return
 
     def _collected_over_data(self, small: cst.BaseSmallStatement) -> None:
         """Comprehensions over a loader whose elements carry a graph: every batch's history, at once."""
@@ -3420,6 +3436,18 @@ def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str) -> tuple[F
         if method is not None:
             return where, where.index.method_units[id(method)]
     return None
+
+
+def _property_setter(cls: ClassInfo, name: str) -> cst.FunctionDef | None:
+    """The `@name.setter` method of the class, which `obj.name = value` calls."""
+    setters = (
+        statement
+        for statement in cls.node.body.body
+        if isinstance(statement, cst.FunctionDef)
+        and statement.name.value == name
+        and any(dotted_name(d.decorator) == f"{name}.setter" for d in statement.decorators)
+    )
+    return next(setters, None)
 
 
 def _module_class_across(facts: Facts, cls: ClassInfo) -> bool:
