@@ -28,6 +28,7 @@ from tensorlint.analysis.index import (
     placed,
     reset_only_at_teardown,
     reset_only_when_run_starts,
+    reset_only_where_hooks_registered,
     reset_only_while_built,
     self_attribute,
 )
@@ -324,6 +325,7 @@ class Facts:
             if managed and not (
                 reset_only_when_run_starts(self.index, unit.cls, attribute)
                 or reset_only_at_teardown(self.index, unit.cls, attribute)
+                or reset_only_where_hooks_registered(self.index, unit.cls, attribute)
                 or reset_only_while_built(
                     self.index,
                     unit.cls,

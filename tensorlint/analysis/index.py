@@ -1110,6 +1110,22 @@ def reset_only_at_teardown(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     )
 
 
+def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
+    """Whether every reset of `self.<attribute>` is in a method that registers module hooks
+    (`self.maps[name] = []` beside `register_forward_hook`), and no method of the class removes
+    hooks: the reset makes the lists that those hooks then fill for the object's whole life."""
+    family = lineage(index.classes, cls)
+    resets = [unit for c in family for unit in c.managed_in.get(attribute, [])]
+    if not resets or attribute in index.foreign_managed:
+        return False
+    if any(index.method_units[id(method)].removes_hooks for c in family for method in c.methods.values()):
+        return False
+    return all(
+        any(isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(unit.node))
+        for unit in resets
+    )
+
+
 def reset_only_while_built(
     index: ModuleIndex, cls: ClassInfo, attribute: str, *, private: bool = False, uncalled: frozenset[str] = frozenset()
 ) -> bool:
