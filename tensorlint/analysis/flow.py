@@ -2264,7 +2264,9 @@ class _Walker:
             if not value.graph and position not in summary.kept_as_is:
                 continue  # an exception is kept only as itself, not as a message made from it
             via = f"`{helper}` {how} `{kept_in}`"
-            for_the_run = position in summary.kept_for_the_run
+            # Kept as it is given (`self._history[k].append(v)`), not a tensor made from it (a memo
+            # of constants keyed by the values passed: bounded by them).
+            for_the_run = position in summary.kept_for_the_run and position in summary.kept_as_is
             self._accumulate(node, target_expr, value, arg, via=via, appended=appended, for_the_run=for_the_run)
         stores: list[tuple[int, int, int | None]] = [(p, into, None) for p, into in summary.appends_into.items()]
         stores += [(p, into, key) for p, (into, key) in summary.stores_under_key.items()]

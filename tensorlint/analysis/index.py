@@ -1121,8 +1121,21 @@ def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attrib
     if any(index.method_units[id(method)].removes_hooks for c in family for method in c.methods.values()):
         return False
     return all(
-        any(isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(unit.node))
+        _made_here(unit, attribute)
+        and any(
+            isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(unit.node)
+        )
         for unit in resets
+    )
+
+
+def _made_here(unit: Unit, attribute: str) -> bool:
+    """Whether the method's own code (not a hook it defines: `del self.outputs[-1]` in a backward
+    hook pops what the forward hook pushed) assigns the container or an item of it."""
+    return any(
+        self_attribute(unit, outer_container(target.target)) == attribute
+        for assign, _ in placed(unit, cst.Assign)
+        for target in assign.targets
     )
 
 
