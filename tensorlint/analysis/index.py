@@ -1102,12 +1102,7 @@ def reset_only_at_teardown(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     resets = [unit for c in family for unit in c.managed_in.get(attribute, [])]
     if not resets or attribute in index.foreign_managed or not all(u.removes_hooks for u in resets):
         return False
-    inits = [c.methods["__init__"] for c in family if "__init__" in c.methods]
-    return any(
-        isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS
-        for init in inits
-        for node in walk(init)
-    )
+    return any(_registers_module_hooks(c.methods["__init__"]) for c in family if "__init__" in c.methods)
 
 
 def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
@@ -1120,13 +1115,12 @@ def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attrib
         return False
     if any(index.method_units[id(method)].removes_hooks for c in family for method in c.methods.values()):
         return False
-    return all(
-        _made_here(unit, attribute)
-        and any(
-            isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(unit.node)
-        )
-        for unit in resets
-    )
+    return all(_made_here(unit, attribute) and _registers_module_hooks(unit.node) for unit in resets)
+
+
+def _registers_module_hooks(code: cst.CSTNode) -> bool:
+    """Whether the code registers a module hook (`layer.register_forward_hook(...)`)."""
+    return any(isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(code))
 
 
 def _made_here(unit: Unit, attribute: str) -> bool:
