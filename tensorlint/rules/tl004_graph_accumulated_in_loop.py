@@ -64,7 +64,11 @@ class GraphAccumulatedInLoop(Rule):
     (`for ex in eval_examples`), or indexing data (`x, y = dataset[i]` in
     `for i in range(len(dataset))`), or in strided windows of an input, as many as it is long
     (`for begin in range(0, seq_len, stride)` after `seq_len = ids.size(1)`, also through a
-    generator of the file that loops so). A loop that steps an environment (`obs, r, done, info =
+    generator of the file that loops so; not a network run in chunks by a function that returns
+    what it computed with its graph and neither scores the chunks nor calls `eval()`: NeRF's
+    `inference`, whose caller trains on it). Calling a project module whose `forward` drops the
+    graph in its own code (`.detach()`, `.item()`, `no_grad`) gives what that `forward` returns:
+    an explainer's detached masks carry no history. A loop that steps an environment (`obs, r, done, info =
     env.step(a)`), or that extends a sequence it generates (`ids = torch.cat([ids, tok], -1)` in a
     function named for generating, sampling or decoding, or one that evaluates), runs once per step
     or token, also in a helper that a loop over batches calls (`decode_greedily(model, src)` per
