@@ -1777,7 +1777,7 @@ class _Walker:
             return
         facts, cls = known
         for where, ancestor in _ancestors_across(facts, cls):
-            setter = _property_setter(ancestor, target.attr.value)
+            setter = ancestor.setters.get(target.attr.value)
             if setter is not None:
                 call = cst.Call(target, [cst.Arg(value_expr)])
                 self._helper_effects(call, where, where.index.method_units[id(setter)], report_at=node)
@@ -3438,18 +3438,6 @@ def _inherited_method(facts: Facts, cls: ClassInfo, method_name: str) -> tuple[F
         if method is not None:
             return where, where.index.method_units[id(method)]
     return None
-
-
-def _property_setter(cls: ClassInfo, name: str) -> cst.FunctionDef | None:
-    """The `@name.setter` method of the class, which `obj.name = value` calls."""
-    setters = (
-        statement
-        for statement in cls.node.body.body
-        if isinstance(statement, cst.FunctionDef)
-        and statement.name.value == name
-        and any(dotted_name(d.decorator) == f"{name}.setter" for d in statement.decorators)
-    )
-    return next(setters, None)
 
 
 def _module_class_across(facts: Facts, cls: ClassInfo) -> bool:

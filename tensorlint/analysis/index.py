@@ -175,6 +175,7 @@ class ClassInfo:
     node: cst.ClassDef
     base_names: list[str | None]  # qualified (or local) names of the bases; None when not a name
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    setters: dict[str, cst.FunctionDef] = field(default_factory=dict)  # `@name.setter`: `obj.name = v` runs it
     forward_names: set[str] = field(default_factory=lambda: {"forward"})
     # self.x = value, anywhere in the class, with the unit the assignment is in
     attribute_values: dict[str, list[tuple[cst.BaseExpression, Unit]]] = field(default_factory=dict)
@@ -557,7 +558,9 @@ class _Indexer:
             params = node.params.params
             self_name = params[0].name.value if params and not _is_static(node) else None
             unit = Unit(node, parent, cls=cls, self_name=self_name, is_method=True)
-            cls.methods.setdefault(node.name.value, node)
+            cls.methods.setdefault(node.name.value, node)  # (a property's getter, not its setter)
+            if any(dotted_name(d.decorator) == f"{node.name.value}.setter" for d in node.decorators):
+                cls.setters[node.name.value] = node
             self.method_units[id(node)] = unit
         else:
             unit = Unit(node, parent, cls=parent.cls, self_name=parent.self_name)
@@ -1087,10 +1090,15 @@ def _is_abstract(node: cst.FunctionDef) -> bool:
 RUN_START_HOOKS = frozenset(["before_fit", "on_fit_start", "on_train_start", "on_train_begin", "on_fit_begin"])
 
 
+def _resets(index: ModuleIndex, cls: ClassInfo, attribute: str) -> list[Unit]:
+    """The methods of the class and its bases that reset, clear or pop `self.<attribute>`."""
+    return [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
+
+
 def reset_only_when_run_starts(index: ModuleIndex, cls: ClassInfo, attribute: str) -> bool:
     """Whether every reset of `self.<attribute>` is in a hook that runs once, when the run starts
     (`before_fit`, `on_train_start`): nothing empties it while the run adds to it."""
-    resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
+    resets = _resets(index, cls, attribute)
     return bool(resets) and attribute not in index.foreign_managed and all(u.name in RUN_START_HOOKS for u in resets)
 
 
@@ -1099,7 +1107,7 @@ def reset_only_at_teardown(index: ModuleIndex, cls: ClassInfo, attribute: str) -
     registered (`close()`, `__exit__`): the hooks fill it for the object's whole life, and the reset
     only ends that life."""
     family = lineage(index.classes, cls)
-    resets = [unit for c in family for unit in c.managed_in.get(attribute, [])]
+    resets = _resets(index, cls, attribute)
     if not resets or attribute in index.foreign_managed or not all(u.removes_hooks for u in resets):
         return False
     return any(_registers_module_hooks(c.methods["__init__"]) for c in family if "__init__" in c.methods)
@@ -1110,7 +1118,7 @@ def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attrib
     (`self.maps[name] = []` beside `register_forward_hook`), and no method of the class removes
     hooks: the reset makes the lists that those hooks then fill for the object's whole life."""
     family = lineage(index.classes, cls)
-    resets = [unit for c in family for unit in c.managed_in.get(attribute, [])]
+    resets = _resets(index, cls, attribute)
     if not resets or attribute in index.foreign_managed:
         return False
     if any(index.method_units[id(method)].removes_hooks for c in family for method in c.methods.values()):
@@ -1142,7 +1150,7 @@ def reset_only_while_built(
     Such a reset bounds nothing that `forward` adds later. With `private`, only when those methods,
     and the ones between them and `__init__`, are private (`_init_stats`) or among `uncalled`,
     public ones that no other code calls: a public `reset()` may be called from another module too."""
-    resets = [unit for c in lineage(index.classes, cls) for unit in c.managed_in.get(attribute, [])]
+    resets = _resets(index, cls, attribute)
     if attribute in index.foreign_managed or not resets:
         return False
     callers: dict[int, list[Unit]] = {}
