@@ -9,6 +9,7 @@ calls a walk of the body finds.
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import libcst as cst
@@ -16,11 +17,12 @@ import pytest
 
 from helpers import FIXTURES
 from tensorlint.analysis import parse_module
-from tensorlint.analysis.index import build_index, placed
+from tensorlint.analysis.index import PLACED_KINDS, _Indexer, build_index, placed
 from tensorlint.analysis.syntax import calls_in, loop_calls
+from tensorlint.analysis.walk import LEAVES, _child_fields, _field_shape
 
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
-_KINDS = (cst.Call, cst.Assign, cst.AugAssign, cst.For, cst.While, cst.If, cst.Return, cst.Name, cst.Lambda)
+_KINDS = sorted(PLACED_KINDS, key=lambda kind: kind.__name__)
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -45,3 +47,19 @@ def test_a_loops_calls_are_what_a_walk_of_its_body_finds(fixture: Path) -> None:
             outer = unit.parent
             if outer is not None:  # a loop that is not the unit's own code: walked
                 assert loop_calls(outer, loop) == calls_in(loop.body)
+
+
+def test_only_the_kinds_asked_for_are_kept() -> None:
+    module = parse_module("def f(x):\n    return g(x)\n")
+    unit = build_index(module).units[-1]
+    assert [type(node) for node, _ in placed(unit, cst.Call)] == [cst.Call]
+    with pytest.raises(AssertionError):
+        placed(unit, cst.Name)  # never kept: a name is read where it is used
+
+
+@pytest.mark.parametrize("kind", sorted(LEAVES, key=lambda kind: kind.__name__), ids=lambda kind: kind.__name__)
+def test_a_leaf_has_no_code_below_it_and_no_handler(kind: type) -> None:
+    """The index skips leaves without reading their children or calling a handler."""
+    hints = typing.get_type_hints(kind)
+    assert all(_field_shape(hints[name]) == "text" for name in _child_fields(kind))
+    assert not hasattr(_Indexer, f"visit_{kind.__name__}") and not hasattr(_Indexer, f"leave_{kind.__name__}")

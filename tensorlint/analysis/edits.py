@@ -32,8 +32,8 @@ def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
     space = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: one argument per line
-        separator = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else space
+    if args and type(args[-1].comma) is cst.Comma:  # a trailing comma: one argument per line
+        separator = args[-2].comma if len(args) > 1 and type(args[-2].comma) is cst.Comma else space
         new = new.with_changes(comma=args[-1].comma)
         args[-1] = args[-1].with_changes(comma=separator)
     elif args:
@@ -74,27 +74,27 @@ def with_import(module: cst.Module, package: str, before: int) -> cst.Module:
 
 def _imported_modules(statement: cst.CSTNode) -> list[str]:
     """The absolute modules a top-level line imports from (`import a.b, c`, `from a import b`)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is not cst.SimpleStatementLine:
         return []
     found = []
     for small in statement.body:
-        if isinstance(small, cst.Import):
+        if type(small) is cst.Import:
             found += [cst.Module([]).code_for_node(alias.name) for alias in small.names]
-        elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        elif type(small) is cst.ImportFrom and not small.relative and small.module is not None:
             found.append(cst.Module([]).code_for_node(small.module))
     return found
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
     return (
-        isinstance(statement, cst.SimpleStatementLine)
+        type(statement) is cst.SimpleStatementLine
         and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
+        and type(statement.body[0]) is cst.Expr
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
 
 
 def with_first_statement(loop: cst.For | cst.While, statement: cst.BaseStatement) -> cst.For | cst.While:
     """The loop with `statement` run first in each iteration (its body must be an indented block)."""
-    assert isinstance(loop.body, cst.IndentedBlock)
+    assert type(loop.body) is cst.IndentedBlock
     return loop.with_changes(body=loop.body.with_changes(body=[statement, *loop.body.body]))

@@ -280,12 +280,10 @@ class Facts:
     def is_list(self, unit: Unit, container: cst.BaseExpression) -> bool:
         """Whether every assignment makes the container a list: `xs[i] = v` then replaces, never adds."""
         values = _assigned_values(self, unit, container)
-        if isinstance(container, cst.Subscript):  # `self.buffers["inputs"][i] = x`: a dict of lists
+        if type(container) is cst.Subscript:  # `self.buffers["inputs"][i] = x`: a dict of lists
             tables = _assigned_values(self, unit, container.value)
-            values = [
-                e.value for t in tables if isinstance(t, cst.Dict) for e in t.elements if isinstance(e, cst.DictElement)
-            ]
-            if not all(isinstance(t, cst.Dict) for t in tables):
+            values = [e.value for t in tables if type(t) is cst.Dict for e in t.elements if type(e) is cst.DictElement]
+            if not all(type(t) is cst.Dict for t in tables):
                 return False
         return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
 
@@ -299,7 +297,7 @@ class Facts:
         come (`history = [None] * steps`): writing a new slot each step keeps every value."""
         values = _assigned_values(self, unit, container)
         return bool(values) and all(
-            isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Multiply) and isinstance(v.left, cst.List)
+            type(v) is cst.BinaryOperation and type(v.operator) is cst.Multiply and type(v.left) is cst.List
             for v in values
         )
 
@@ -311,7 +309,7 @@ class Facts:
         "bounded", "tensor" or None when unknown.
         """
         expr = container
-        while isinstance(expr, cst.Subscript):
+        while type(expr) is cst.Subscript:
             expr = expr.value  # history[epoch].append(...) grows `history`
         attribute = self_attribute(unit, expr)
         if attribute is not None:
@@ -339,14 +337,14 @@ class Facts:
                 return "attribute", "managed"
             values = [expr for cls in classes for expr, _ in cls.attribute_values.get(attribute, [])]
             return "attribute", _kind_of(self.imports, values)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Attribute):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Attribute:
             # `self.meter.sum`, `self.owner.cache`: state of an object that an attribute keeps, as
             # long-lived as that one; what it is, by what the module assigns to that attribute name.
             lifetime, _ = self.container_kind(unit, expr.value)
             if lifetime not in ("attribute", "global"):
                 return "local", None
             return lifetime, self._attribute_kind_anywhere(expr.attr.value)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
             # `module.outputs` in a hook: an attribute of an object that outlives the call.
             owner = _binding_unit(unit, expr.value.value)
             parameter = expr.value.value in {p.name.value for p in unit.params}
@@ -363,7 +361,7 @@ class Facts:
                 # `storage = self.storage`, `for backend in self.backends:`: the state of an object
                 # the instance keeps, as long-lived as in `self.storage._history`
                 return lifetime, self._attribute_kind_anywhere(expr.attr.value)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             name = expr.value
             owner = _binding_unit(unit, name)
             if owner is None or owner is self.index.module_unit:
@@ -407,7 +405,7 @@ class Facts:
         if handed_on(owner, name):
             return False
         node = unit.node
-        assert isinstance(node, cst.FunctionDef)  # only functions are called by name
+        assert type(node) is cst.FunctionDef  # only functions are called by name
         return only_called(owner.node, node.name)
 
     def _resets_nobody_calls(self, cls: ClassInfo, attribute: str) -> frozenset[str]:
@@ -534,10 +532,10 @@ def _assigned_values(facts: Facts, unit: Unit, container: cst.BaseExpression) ->
     attribute = self_attribute(unit, container)
     if attribute is not None and unit.cls is not None:
         return [v for cls in lineage(facts.index.classes, unit.cls) for v, _ in cls.attribute_values.get(attribute, [])]
-    if isinstance(container, cst.Name):
+    if type(container) is cst.Name:
         owner = _binding_unit(unit, container.value) or facts.index.module_unit
         return owner.bindings.get(container.value, [])
-    if isinstance(container, cst.Attribute):
+    if type(container) is cst.Attribute:
         # `frame.ids`, of an object the code is handed: what the module assigns to that attribute
         # of the objects it is handed (`frame.ids = [0] * n`), not of `self` in some class.
         return facts.index.foreign_attributes.get(container.attr.value, [])
@@ -560,7 +558,7 @@ def names_reaching(unit: Unit, seeds: set[str]) -> set[str]:
     for augmented, _ in placed(unit, cst.AugAssign):
         flows.append((names_in(augmented.target), names_in(augmented.value)))  # `result += [x]`
     for call, _ in placed(unit, cst.Call):
-        if callee_name(call) in STORE_METHODS and isinstance(call.func, cst.Attribute):
+        if callee_name(call) in STORE_METHODS and type(call.func) is cst.Attribute:
             flows.append((names_in(call.func.value), {n for arg in call.args for n in names_in(arg.value)}))
     return flowing_into(flows, reached)
 
@@ -642,11 +640,11 @@ def _every_path(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
     """The simple statements of a function that run on every call: its top level, and the bodies
     of `with`, `try` (not its handlers) and `if True:` there."""
     body = getattr(node, "body", None)
-    for statement in body.body if isinstance(body, cst.IndentedBlock) else []:
-        if isinstance(statement, cst.SimpleStatementLine):
+    for statement in body.body if type(body) is cst.IndentedBlock else []:
+        if type(statement) is cst.SimpleStatementLine:
             yield statement
         elif isinstance(statement, (cst.With, cst.Try)) or (
-            isinstance(statement, cst.If) and isinstance(statement.test, cst.Name) and statement.test.value == "True"
+            type(statement) is cst.If and type(statement.test) is cst.Name and statement.test.value == "True"
         ):
             yield from _every_path(statement)
 
@@ -665,7 +663,7 @@ def tensor_keyed(facts: Facts, store: Store) -> str | None:
     if type(store.container) is cst.Subscript:
         return None  # `sums[key][env_ids] = 0.`: a write into what `sums[key]` holds (a tensor), not into `sums`
     lifetime, kind = facts.container_kind(store.unit, store.container)
-    method = callee_name(store.node) if isinstance(store.node, cst.Call) else None
+    method = callee_name(store.node) if type(store.node) is cst.Call else None
     needs = {"add": "set", "setdefault": "dict"}.get(method or "", kind)
     if kind not in ("dict", "set") or kind != needs:
         return None  # a tensor indexed by a tensor (`mask[idx] = 0`), a meter's `add`, a managed cache
@@ -678,7 +676,7 @@ def tensor_keyed(facts: Facts, store: Store) -> str | None:
 
 def root_name(expr: cst.BaseExpression) -> str | None:
     """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
-    while isinstance(expr, cst.Subscript):
+    while type(expr) is cst.Subscript:
         expr = expr.value
     return dotted_name(expr)
 
@@ -702,7 +700,7 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
     its items (an optimizer's per-parameter state), as long-lived as it, of a kind not known."""
     for value in values:
         item = value
-        while isinstance(item, cst.Subscript) and _one_key(item):
+        while type(item) is cst.Subscript and _one_key(item):
             item = item.value
         attribute = self_attribute(owner, item)
         if attribute is not None:
@@ -737,7 +735,7 @@ def _inherited(facts: Facts, unit: Unit, attribute: str) -> bool:
 
 def _one_key(expr: cst.Subscript) -> bool:
     """`state[p]`, an item of a container; not `memory[:end, ...]`, a slice (of a tensor: a view)."""
-    return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+    return len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index
 
 
 # NumPy arrays made to be written into: an item assigned is converted to a number (a tensor that
@@ -769,28 +767,28 @@ def _kind_of(imports: Imports, values: Sequence[cst.BaseExpression]) -> str | No
 
 
 def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
-    if isinstance(value, cst.IfExp):  # `np.zeros(n) if path is None else np.load(path)`
+    if type(value) is cst.IfExp:  # `np.zeros(n) if path is None else np.load(path)`
         kind = _kind(imports, value.body)
         return kind if kind == _kind(imports, value.orelse) else None
     if isinstance(value, (cst.List, cst.ListComp)) or (
-        isinstance(value, cst.BinaryOperation) and isinstance(value.left, cst.List)  # [None] * n
+        type(value) is cst.BinaryOperation and type(value.left) is cst.List  # [None] * n
     ):
         return "list"
     if isinstance(value, (cst.Dict, cst.DictComp)):
         return "dict"
     if isinstance(value, (cst.Set, cst.SetComp)):
         return "set"
-    if isinstance(value, cst.Call) and (made := field_factory(value)) is not None:
-        return _kind(imports, made.body if isinstance(made, cst.Lambda) else cst.Call(made))
-    if isinstance(value, cst.Call):
-        func = value.func.value if isinstance(value.func, cst.Subscript) else value.func  # defaultdict[str, list](list)
+    if type(value) is cst.Call and (made := field_factory(value)) is not None:
+        return _kind(imports, made.body if type(made) is cst.Lambda else cst.Call(made))
+    if type(value) is cst.Call:
+        func = value.func.value if type(value.func) is cst.Subscript else value.func  # defaultdict[str, list](list)
         qualified = imports.qualify(func) or dotted_name(func) or ""
         last = qualified.rsplit(".", 1)[-1]
         if last == "deque":
             bounded = argument(value, "maxlen", 1)
             return (
                 "bounded"
-                if bounded is not None and not (isinstance(bounded, cst.Name) and bounded.value == "None")
+                if bounded is not None and not (type(bounded) is cst.Name and bounded.value == "None")
                 else "list"
             )
         if last in ("list",):
@@ -798,13 +796,9 @@ def _kind(imports: Imports, value: cst.BaseExpression) -> str | None:
         if last == "set":
             return "set"
         factory = value.args[0].value if last == "defaultdict" and value.args else None
-        if isinstance(factory, cst.Lambda) and _kind(imports, factory.body) == "bounded":
+        if type(factory) is cst.Lambda and _kind(imports, factory.body) == "bounded":
             return "bounded"  # `defaultdict(lambda: deque(maxlen=n))`: a window per key
-        if (
-            isinstance(factory, cst.Call)
-            and _partial(imports, factory)
-            and _kind(imports, _applied(factory)) == "bounded"
-        ):
+        if type(factory) is cst.Call and _partial(imports, factory) and _kind(imports, _applied(factory)) == "bounded":
             return "bounded"  # `defaultdict(functools.partial(deque, maxlen=n))`
         if last in ("dict", "defaultdict", "OrderedDict", "Counter"):
             return "dict"

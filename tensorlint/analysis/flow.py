@@ -180,7 +180,7 @@ def _checks_bfloat16(call: cst.Call) -> bool:
     float16 ran without initialising CUDA, bfloat16 raised RuntimeError."""
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     enabled, dtype = keywords.get("enabled"), keywords.get("dtype")
-    if isinstance(enabled, cst.Name) and enabled.value == "False":
+    if type(enabled) is cst.Name and enabled.value == "False":
         return False
     return dtype is not None and (dotted_name(dtype) or "").endswith(("bfloat16", "bf16"))
 
@@ -314,7 +314,7 @@ class _Walker:
 
     def is_local_function(self, name: str) -> bool:
         found = self.unit.lookup_def(name)
-        return found is not None and isinstance(found.node, cst.FunctionDef)
+        return found is not None and type(found.node) is cst.FunctionDef
 
     def option_defaults(self) -> Mapping[str, cst.BaseExpression]:
         return self.index.option_defaults
@@ -426,7 +426,7 @@ class _Walker:
         (`acc.item()`) or a tensor that records none (`pred == y`) beside one that does. `loss, acc = model(x)` gives
         `acc` no graph; the other positions keep what calling a module gives (what the summary
         cannot tell included)."""
-        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        if type(call) is not cst.Call or not isinstance(call.func, (cst.Name, cst.Attribute)):
             return {}
         known = self._method_of(call.func, "forward") or self._criterion_forward(call)
         if known is None:
@@ -477,16 +477,16 @@ class _Walker:
         """The function or method of this file a call runs, without reading other modules: of
         `self`, or of an object whose class the file shows."""
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             found = self.unit.lookup_def(func.value)
-            return found if found is not None and isinstance(found.node, cst.FunctionDef) else None
-        if isinstance(func, cst.Attribute) and self._on_self(func.value):
+            return found if found is not None and type(found.node) is cst.FunctionDef else None
+        if type(func) is cst.Attribute and self._on_self(func.value):
             cls = self.unit.cls
             for ancestor in lineage(self.index.classes, cls) if cls is not None else []:
                 method = ancestor.methods.get(func.attr.value)
                 if method is not None:
                     return self.index.method_units[id(method)]
-        if isinstance(func, cst.Attribute) and (known := self._method_of(func.value, func.attr.value)):
+        if type(func) is cst.Attribute and (known := self._method_of(func.value, func.attr.value)):
             return known[1] if known[0] is self.facts else None
         return None
 
@@ -508,17 +508,17 @@ class _Walker:
         defines (what a helper keeps of its arguments, not what it returns: a guess that is
         wrong costs a finding at most)."""
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             found = self._function_named(self.unit, func.value, read_modules)
             # `compute_loss(pred, targets)` after `compute_loss = ComputeLoss(model)`: its `__call__`
             return found if found is not None else self._method_of(func, "__call__")
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return None
         through = self.imports.through_module(func) if read_modules else None
         if through is not None and (imported := resolve_import(self.facts, through)) is not None:
             facts, name = imported  # `utils.train_step(model, batch)`
             unit = facts.index.module_unit.defs.get(name)
-            if unit is not None and isinstance(unit.node, cst.FunctionDef):
+            if unit is not None and type(unit.node) is cst.FunctionDef:
                 return facts, unit
             if type(func.value) is not cst.Name or self.imports.origin(func.value.value) is None:
                 return None  # (`tracker.add(x)` after `from tracker import tracker`: an object's method)
@@ -533,13 +533,13 @@ class _Walker:
         """The function of the project that `name` means in `unit`: defined there or around it, or imported."""
         found = unit.lookup_def(name)
         if found is not None:
-            return (self.facts, found) if isinstance(found.node, cst.FunctionDef) else None
+            return (self.facts, found) if type(found.node) is cst.FunctionDef else None
         imported = resolve_import(self.facts, name) if read_modules else None
         if imported is None:
             return None
         facts, defined = imported
         found = facts.index.module_unit.defs.get(defined)
-        return (facts, found) if found is not None and isinstance(found.node, cst.FunctionDef) else None
+        return (facts, found) if found is not None and type(found.node) is cst.FunctionDef else None
 
     def _stored_function(self, func: cst.Attribute, read_modules: bool) -> tuple[Facts, Unit] | None:
         """`self.critic_loss_fn(...)` where the class, its bases and its subclasses store one
@@ -588,8 +588,8 @@ class _Walker:
         (`meters["loss"]` for `AverageMeter`), whatever the method."""
         if method_name.startswith("__"):
             return None
-        item = isinstance(owner, cst.Subscript)
-        dotted = dotted_name(owner.value if isinstance(owner, cst.Subscript) else owner)
+        item = type(owner) is cst.Subscript
+        dotted = dotted_name(owner.value if type(owner) is cst.Subscript else owner)
         if dotted is None or self.imports.qualify(owner) is not None or dotted in self.index.classes:
             # `super().forward(x)`, `F.relu(x)`: not an object the caller passes; nor a class of
             # this file, `GatherLayer.apply(x)`, whose methods are its own or its bases'
@@ -715,7 +715,7 @@ class _Walker:
         """`@torch.no_grad()`, or a module's step that Lightning runs under no_grad (`validation_step`),
         or a hook of a Lightning class that its evaluation loop runs (`on_validation_epoch_end`)."""
         node = self.unit.node
-        if not isinstance(node, cst.FunctionDef):
+        if type(node) is not cst.FunctionDef:
             return False
         cls = self.unit.cls
         if (
@@ -759,7 +759,7 @@ class _Walker:
         None where the project shows no such function."""
         if type(decorator) is cst.Call:
             found = self._callee_unit(decorator)
-            if found is None or not isinstance(found[1].node, cst.FunctionDef) or found[1].name == "__init__":
+            if found is None or type(found[1].node) is not cst.FunctionDef or found[1].name == "__init__":
                 return None
             facts, factory = found  # each `return decorate` of the factory gives a decorator it defines
             return facts, [
@@ -879,7 +879,7 @@ class _Walker:
         from a dataset whose own default is the CPU)."""
         unit, node = self.unit, self.unit.node
         calls = self.index.named_calls.get(unit.name, []) if not unit.is_method else []
-        if not calls or not isinstance(node, cst.FunctionDef):
+        if not calls or type(node) is not cst.FunctionDef:
             return True
         position = [p.name.value for p in unit.params].index(param.name.value)
         for call, caller in calls:
@@ -918,11 +918,11 @@ class _Walker:
     # -- statements ----------------------------------------------------------------------------
 
     def _block(self, block: cst.BaseSuite) -> None:
-        if isinstance(block, cst.SimpleStatementSuite):
+        if type(block) is cst.SimpleStatementSuite:
             for small in block.body:
                 self._small(small)
         else:
-            assert isinstance(block, cst.IndentedBlock)
+            assert type(block) is cst.IndentedBlock
             self._statements(block.body)
 
     def _statements(self, statements: Sequence[cst.BaseStatement]) -> None:
@@ -931,10 +931,10 @@ class _Walker:
 
     def _statement(self, statement: cst.BaseStatement) -> None:
         self.call_values.clear()  # names and the grad mode change between statements
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
                 self._small(small)
-        elif isinstance(statement, cst.If):
+        elif type(statement) is cst.If:
             self._effects(statement.test)
             before, fresh, iteration = dict(self.env), set(self.fresh), self._iteration_copy()
             rebound = set(self.rebound)
@@ -957,14 +957,14 @@ class _Walker:
             if numbered is not None and not numbered[1] and statement.orelse is not None:
                 self.env[numbered[0]] = SCALAR  # the `else` of `if not isinstance(value, float):`
             if statement.orelse is not None:
-                if isinstance(statement.orelse, cst.If):
+                if type(statement.orelse) is cst.If:
                     self._statement(statement.orelse)
                 else:
                     self._block(statement.orelse.body)
             if not _leaves(statement.body):  # `if hasattr(v, "item"): return v.item()`: only the other path goes on
                 self.env = _join_env(after_body, self.env)
             self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
-            if isinstance(statement.test, cst.Name) and statement.test.value == "True":
+            if type(statement.test) is cst.Name and statement.test.value == "True":
                 self.fresh, self.rebound = fresh_after_body, rebound_after_body  # `if True:` always runs its body
             self.fresh &= fresh_after_body
             self.rebound &= rebound_after_body
@@ -973,7 +973,7 @@ class _Walker:
             self.conditions.pop()
         elif isinstance(statement, (cst.For, cst.While)):
             self._loop(statement)
-        elif isinstance(statement, cst.With):
+        elif type(statement) is cst.With:
             self._with(statement)
         elif isinstance(statement, (cst.Try, cst.TryStar)):
             fresh, rebound = set(self.fresh), set(self.rebound)
@@ -982,18 +982,18 @@ class _Walker:
                 self.fresh &= fresh  # a handler that goes on may run after any statement of the body
                 self.rebound &= rebound
             for handler in statement.handlers:
-                if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                if handler.name is not None and type(handler.name.name) is cst.Name:
                     self.env[handler.name.name.value] = EXCEPTION
                 self._block(handler.body)
             if statement.orelse is not None:
                 self._block(statement.orelse.body)
             if statement.finalbody is not None:
                 self._block(statement.finalbody.body)
-        elif isinstance(statement, cst.FunctionDef):
+        elif type(statement) is cst.FunctionDef:
             self._nested_def(statement)
-        elif isinstance(statement, cst.ClassDef):
+        elif type(statement) is cst.ClassDef:
             self._local_class(statement)
-        elif isinstance(statement, cst.Match):
+        elif type(statement) is cst.Match:
             self._effects(statement.subject)
             fresh, rebound = set(self.fresh), set(self.rebound)
             for case in statement.cases:
@@ -1055,7 +1055,7 @@ class _Walker:
         """The class of the items of `callbacks` in `for cb in callbacks`, by its annotation
         (`callbacks: list[Callback]`, a parameter or a local), or of `self.callbacks` set from
         such a parameter: each item's methods run in the loop."""
-        if isinstance(iterated, cst.Name):
+        if type(iterated) is cst.Name:
             return _annotated_item_class(self.unit, iterated.value)
         attribute = self_attribute(self.unit, iterated)
         if attribute is None or self.unit.cls is None:
@@ -1064,7 +1064,7 @@ class _Walker:
             _annotated_item_class(unit, value.value)
             for cls in lineage(self.index.classes, self.unit.cls)
             for value, unit in cls.attribute_values.get(attribute, [])
-            if isinstance(value, cst.Name)
+            if type(value) is cst.Name
         }
         return found.pop() if len(found) == 1 else None
 
@@ -1082,7 +1082,7 @@ class _Walker:
 
     def _grad_mode(self, expr: cst.BaseExpression) -> bool | None:
         """False inside no_grad/inference_mode, True inside enable_grad; None if unchanged."""
-        if isinstance(expr, cst.IfExp):  # `enable_grad() if train else no_grad()`: prefer silence
+        if type(expr) is cst.IfExp:  # `enable_grad() if train else no_grad()`: prefer silence
             modes = {self._grad_mode(expr.body), self._grad_mode(expr.orelse)}
             return False if False in modes else None
         if type(expr) is cst.Call and type(expr.func) is cst.IfExp and not expr.args:
@@ -1090,7 +1090,7 @@ class _Walker:
         bound = self.unit.bindings.get(expr.value, []) if type(expr) is cst.Name else []
         if len(bound) == 1 and type(bound[0]) is cst.Call:  # `ctx = torch.no_grad()`, then `with ctx, autocast:`
             return self._grad_mode(bound[0])
-        call = expr if isinstance(expr, cst.Call) else None
+        call = expr if type(expr) is cst.Call else None
         qualified = self.imports.qualify(call.func if call else expr) or ""
         if qualified.startswith("torch."):
             argument = literal_bool(call.args[0].value) if call and call.args else None
@@ -1109,7 +1109,7 @@ class _Walker:
             return None  # (one that enters itself, `with self.x.tensor_init_context()` guessed by name, sets nothing)
         unit = found[1]
         node = unit.node
-        if not isinstance(node, cst.FunctionDef) or not any(
+        if type(node) is not cst.FunctionDef or not any(
             (dotted_name(d.decorator) or "").endswith("contextmanager") for d in node.decorators
         ):
             return None
@@ -1158,11 +1158,11 @@ class _Walker:
         the cyclic garbage collector runs, whether or not the class or an instance escapes (the
         caller's own tensors, given as arguments, it holds anyway: `torch.cuda.graphs` builds its
         `Graphed` function class over the static buffers it is given, once per callable)."""
-        if isinstance(self.unit.node, cst.Module):
+        if type(self.unit.node) is cst.Module:
             return
         given: set[str] = set()  # the call's arguments its methods capture: kept only with an instance
         for statement in walk(node.body, into_functions=False):  # methods, also under `if` or `try`
-            if isinstance(statement, cst.FunctionDef):
+            if type(statement) is cst.FunctionDef:
                 everything = self._closure(statement, free_names(statement), statement.params).captured
                 captured = self._made_here(everything)
                 given.update(everything)
@@ -1179,7 +1179,7 @@ class _Walker:
             self.env[node.name.value] = Value(closure=node, captured=tuple(handed))
 
     def _closure(self, node: cst.CSTNode, free: set[str], params: cst.Parameters) -> Value:
-        if isinstance(self.unit.node, cst.Module):
+        if type(self.unit.node) is cst.Module:
             return UNKNOWN  # module-level closures capture globals, which live anyway
         # A name the closure calls holds a function (or a module), whatever record it came from.
         called = {n.func.value for n in walk(node) if type(n) is cst.Call and type(n.func) is cst.Name}
@@ -1195,37 +1195,37 @@ class _Walker:
         self.call_values.clear()
         if self.data_comprehensions:
             self._collected_over_data(small)
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             self._effects(small.value)
             value = evaluate(small.value, self)
             for target in small.targets:
                 self._assign(target.target, small.value, value, small)
                 self._note_reset(target.target, resets_container(small.value, target.target))
                 self._note_assigned(target.target, small.value)
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             for deleted in _deleted(small.target):
-                if isinstance(deleted, cst.Subscript):
+                if type(deleted) is cst.Subscript:
                     self._note_reset(deleted.value, _is_whole_slice(deleted))
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:  # `outs: list[Tensor] = []` resets as `outs = []` does
                 self._effects(small.value)
                 self._assign(small.target, small.value, evaluate(small.value, self), small)
                 self._note_reset(small.target, resets_container(small.value, small.target))
                 self._note_assigned(small.target, small.value)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             self._aug_assign(small)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self.discarded = small.value
             self._effects(small.value)
             call = small.value
-            mode = self._grad_switch(call) if isinstance(call, cst.Call) else None
+            mode = self._grad_switch(call) if type(call) is cst.Call else None
             if mode is not None:  # `torch.set_grad_enabled(False)`
                 self.grad_enabled = mode
-            if isinstance(call, cst.Call) and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
+            if type(call) is cst.Call and callee_name(call) == "clear" and (emptied := receiver(call)) is not None:
                 self._note_reset(emptied, True)
-            if isinstance(call, cst.Call) and callee_name(call) in _MODULE_ONLY_METHODS:
+            if type(call) is cst.Call and callee_name(call) in _MODULE_ONLY_METHODS:
                 self._known_module(receiver(call))
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             if small.value is not None:
                 self._effects(small.value)
                 returned = self._returned_value(small.value)
@@ -1261,9 +1261,9 @@ class _Walker:
         """The entries of a returned dict besides `loss`, which Lightning detaches (from 1.6 on,
         it keeps the others as they are)."""
         entries: list[tuple[str | None, cst.BaseExpression]] = []
-        if isinstance(returned, cst.Dict):
-            entries = [(string_value(e.key), e.value) for e in returned.elements if isinstance(e, cst.DictElement)]
-        elif isinstance(returned, cst.Call) and callee_name(returned) == "dict" and isinstance(returned.func, cst.Name):
+        if type(returned) is cst.Dict:
+            entries = [(string_value(e.key), e.value) for e in returned.elements if type(e) is cst.DictElement]
+        elif type(returned) is cst.Call and callee_name(returned) == "dict" and type(returned.func) is cst.Name:
             entries = [(a.keyword.value, a.value) for a in returned.args if a.keyword is not None]
         for key, expr in entries:
             value = evaluate(expr, self)
@@ -1307,7 +1307,7 @@ class _Walker:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
             given = (
-                isinstance(value_expr, cst.Name)
+                type(value_expr) is cst.Name
                 and value_expr.value in self._param_names()
                 and not is_data_name(value_expr.value)
             )
@@ -1340,7 +1340,7 @@ class _Walker:
         and when summarising, a list's tensors too, so that a helper returning the masks it
         appended detached says it returns tensors without a graph. (What a list of a batch's
         inputs captures is judged as before: only its history.)"""
-        if isinstance(container, cst.Name) and container.value in self.env and not self.replaying:
+        if type(container) is cst.Name and container.value in self.env and not self.replaying:
             self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
 
     def _accumulate(
@@ -1423,7 +1423,7 @@ class _Walker:
             return False
         params = {p.name.value for p in unit.argument_params}
         return any(
-            node is statement or (isinstance(statement, cst.Expr) and node is statement.value)  # `outputs.append(v)`
+            node is statement or (type(statement) is cst.Expr and node is statement.value)  # `outputs.append(v)`
             for statement in _argument_statements(unit, params)
         )
 
@@ -1462,14 +1462,14 @@ class _Walker:
             self._store(node, target, evaluate(grown_by, self), grown_by, grows=True, concatenates=True)
         added = list_extension(target, value_expr)
         if added is not None:  # `xs = xs + [h]`, `xs = [*xs, h]`: stored as by `xs.append(h)`
-            items = [e.value for e in added.elements if not isinstance(e, cst.StarredElement)]
+            items = [e.value for e in added.elements if type(e) is not cst.StarredElement]
             kept = _join_values([evaluate(item, self) for item in items])
             self._escape(kept, "stored in a container", target)
             self._store(node, target, kept, added, grows=True)
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 self._bind(target, value)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             other = accumulated_operand(target, value_expr)
             if other is not None:
                 self._accumulate(node, target, evaluate(other, self), other)
@@ -1488,13 +1488,13 @@ class _Walker:
             unproduced = target.value in self.unit.graph_holders and not _produced(value_expr)
             self._bind(target, value, drops_graph=_drops_graph(value_expr) or unproduced)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            if isinstance(value_expr, cst.Call) and (through := passed_through(value_expr)) is not None:
+            if type(value_expr) is cst.Call and (through := passed_through(value_expr)) is not None:
                 value_expr = through  # `logits, labels = accelerator.gather((logits, labels))`: each its own
             values = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else []
             made_by = value_expr
             if type(value_expr) is cst.Name and len(bound := self.unit.bindings.get(value_expr.value, [])) == 1:
                 made_by = bound[0]  # `scored = self._score(x)`, then `nll, n = scored`
-            elements = self.summarized_elements(made_by) if isinstance(made_by, cst.Call) else None
+            elements = self.summarized_elements(made_by) if type(made_by) is cst.Call else None
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
@@ -1532,7 +1532,7 @@ class _Walker:
                         self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)
             else:
                 self._bind(target, value)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             other = accumulated_operand(target, value_expr)
             rebound = self._rebound_in_this_call(target)
             self._note_rebound(target, value_expr)
@@ -1555,7 +1555,7 @@ class _Walker:
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
             self._setter_effects(node, target, value_expr)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
             repeated = bool(self.loops) or self.unit.called_per_batch
@@ -1583,7 +1583,7 @@ class _Walker:
                 # this call (this iteration, in a loop) set it afresh first: `g.edata["a"] = g.edata["a"] * w`.
                 self._accumulate(node, target, value, value_expr)
             index = target.slice[0].slice if len(target.slice) == 1 else None
-            key = self._key(index.value) if isinstance(index, cst.Index) else None
+            key = self._key(index.value) if type(index) is cst.Index else None
             self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
             self._setitem_effects(node, target, value_expr)
 
@@ -1692,7 +1692,7 @@ class _Walker:
 
     def _given_graph(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` is a call given an argument that carries a graph."""
-        return isinstance(expr, cst.Call) and any(evaluate(arg.value, self).graph for arg in expr.args)
+        return type(expr) is cst.Call and any(evaluate(arg.value, self).graph for arg in expr.args)
 
     def _writes_into_buffer(self, expr: cst.BaseExpression) -> bool:
         """Whether forward code writes into `expr`, a tensor the class makes itself (`torch.zeros(...)`
@@ -1745,18 +1745,18 @@ class _Walker:
     def _made_tensor(self, expr: cst.BaseExpression) -> bool:
         """A name (of this function or one around it) that every assignment makes a tensor by a call
         (`torch.zeros(n, k)`)."""
-        return isinstance(expr, cst.Name) and self._made_by_calls(expr, self.unit.lookup_bindings(expr.value))
+        return type(expr) is cst.Name and self._made_by_calls(expr, self.unit.lookup_bindings(expr.value))
 
     def _made_by_calls(self, expr: cst.BaseExpression, made: list[cst.BaseExpression]) -> bool:
         """Whether `expr`, assigned `made`, is a tensor that every assignment builds by a call."""
-        return bool(made) and all(isinstance(value, cst.Call) for value in made) and evaluate(expr, self).tensor
+        return bool(made) and all(type(value) is cst.Call for value in made) and evaluate(expr, self).tensor
 
     def _setitem_effects(self, node: cst.CSTNode, target: cst.Subscript, value_expr: cst.BaseExpression) -> None:
         """`stats["loss"] = loss` on an object whose class defines `__setitem__`: its effects, here."""
         owner = evaluate(target.value, self).instance
         known = self.facts.class_of(owner) if owner else None
         index = target.slice[0].slice if len(target.slice) == 1 else None
-        if known is None or not isinstance(index, cst.Index):
+        if known is None or type(index) is not cst.Index:
             return
         facts, cls = known
         method = next(
@@ -1789,12 +1789,12 @@ class _Walker:
         if not found:
             return
         into: set[str] = set()
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             into = {name for t in small.targets for name in target_names(t.target)}
         elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
             into = target_names(small.target)
         for node in found:
-            if isinstance(node, cst.GeneratorExp) and not _gathered(node, small):
+            if type(node) is cst.GeneratorExp and not _gathered(node, small):
                 continue  # consumed one element at a time: each batch's graph goes with it
             element = node.value if isinstance(node, cst.DictComp) else node.elt
             if evaluate(element, self).graph:
@@ -1804,13 +1804,13 @@ class _Walker:
         self._effects(node.value)
         value = evaluate(node.value, self)
         target = node.target
-        if isinstance(node.value, (cst.List, cst.Tuple)) and isinstance(node.operator, cst.AddAssign):
+        if isinstance(node.value, (cst.List, cst.Tuple)) and type(node.operator) is cst.AddAssign:
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
             self._escape(value, "stored in a container", target)
             self._store(node, target, value, node.value, grows=True)
-        elif not (isinstance(target, cst.Attribute) and self._rebound_in_this_call(target)):
+        elif not (type(target) is cst.Attribute and self._rebound_in_this_call(target)):
             self._accumulate(node, target, value, node.value)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             current = self.lookup(target.value)
             joined = current.join(value)
             self.env[target.value] = Value(
@@ -1818,7 +1818,7 @@ class _Walker:
             )
 
     def _bind(self, target: cst.BaseExpression, value: Value, *, drops_graph: bool = False) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             # `loss.backward()` elsewhere in the function: whatever `loss` is bound to has a graph,
             # unless this assignment drops it (`loss = loss.detach()`).
@@ -1833,7 +1833,7 @@ class _Walker:
             for element in target.elements:
                 inner = element.value
                 self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._bind(target.value, UNKNOWN)
 
     def _backpropagated_here(self, name: str) -> bool:
@@ -1854,11 +1854,11 @@ class _Walker:
         (`self._tensor`, or a name bound only to it), which lives as long as the object, for a
         parameter named as a label (`device`, `training`), and for keys built from fields or as
         tuples (`r.id`, `(names, layout)`): evidence of a tensor there is only that they were read off one."""
-        bound = self.unit.bindings.get(key.value, []) if isinstance(key, cst.Name) else [key]
+        bound = self.unit.bindings.get(key.value, []) if type(key) is cst.Name else [key]
         if bound and all(self_attribute(self.unit, value) is not None for value in bound):
             return UNKNOWN
         labels = {p.name.value for p in self.unit.params if not _key_space_grows(p)}
-        if isinstance(key, cst.Name) and key.value in labels:
+        if type(key) is cst.Name and key.value in labels:
             return UNKNOWN  # `cache[device] = t`, `coordinators[training] = c`: a label, not a tensor made per call
         if any(_field_or_tuple(value) for value in bound):
             return UNKNOWN
@@ -1872,7 +1872,7 @@ class _Walker:
             # `history[step] = loss` with `history = [None] * steps` and `step += 1`.
             index = target.slice[0].slice if len(target.slice) == 1 else None
             return (
-                isinstance(index, cst.Index)
+                type(index) is cst.Index
                 and self.facts.preallocated(self.unit, target.value)
                 and (self._counted(index.value) or self._counted_in_loop(index.value))
             )
@@ -1884,7 +1884,7 @@ class _Walker:
         folds = any(_reads(expr, target.value) for expr in read) and evaluate(value_expr, self).graph
         for element in target.slice:
             index = element.slice
-            if not isinstance(index, cst.Index):
+            if type(index) is not cst.Index:
                 return False  # a slice writes into existing storage
             if self._varies(index.value, module_output_keys=not folds) or _reads(index.value, target.value):
                 return True  # `d[len(d)] = v`: a key computed from the container is new each time
@@ -1902,7 +1902,7 @@ class _Walker:
         return any(
             type(node.target) is cst.Name
             and node.target.value == key.value
-            and isinstance(node.operator, cst.AddAssign)
+            and type(node.operator) is cst.AddAssign
             and (outer or any(id(loop) in around for loop in place.loops))
             for node, place in placed(self.unit, cst.AugAssign)
         )
@@ -1911,7 +1911,7 @@ class _Walker:
         """Whether a key is an attribute that its class only counts up (`self.step += 1`), never
         wraps or resets outside `__init__` (a ring buffer's `self.ptr = 0`, `self.ptr %= n`): of
         `self`, or of an object whose class the code shows (`self.owner.calls` in a hook's helper)."""
-        if not isinstance(key, cst.Attribute):
+        if type(key) is not cst.Attribute:
             return False
         attribute = key.attr.value
         owner = evaluate(key.value, self).instance if self_attribute(self.unit, key) is None else None
@@ -1943,7 +1943,7 @@ class _Walker:
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
-            if isinstance(loop.node, cst.For) and (
+            if type(loop.node) is cst.For and (
                 (
                     not loop.feeds_data
                     and (
@@ -1959,7 +1959,7 @@ class _Walker:
                 loop_targets -= target_names(loop.node.target)
             elif (
                 module_output_keys
-                and isinstance(loop.node, cst.For)
+                and type(loop.node) is cst.For
                 and (not loop.feeds_data or self._views_own_dict(loop.node.iter))
             ):
                 # `for k, v in infos.items()`: a dict's keys, its fixed names (unless the entries fold a
@@ -2040,7 +2040,7 @@ class _Walker:
     def _fixed_in_loops(self, varying: set[str]) -> set[str]:
         """Names the loops around assign only from values that read none of the `varying` names
         for what they are, never what they iterate over: `name = type(layer).__name__`."""
-        iterated = {n for loop in self.loops if isinstance(loop.node, cst.For) for n in target_names(loop.node.target)}
+        iterated = {n for loop in self.loops if type(loop.node) is cst.For for n in target_names(loop.node.target)}
         return {
             name
             for loop in self.loops
@@ -2166,9 +2166,9 @@ class _Walker:
 
     def _in_place_update(self, call: cst.Call, recv: cst.BaseExpression) -> None:
         """`self.running_mean.mul_(m).add_(mean)`: a graph in the argument chains onto the buffer."""
-        while isinstance(recv, cst.Call) and callee_name(recv) in _IN_PLACE_UPDATES and receiver(recv) is not None:
+        while type(recv) is cst.Call and callee_name(recv) in _IN_PLACE_UPDATES and receiver(recv) is not None:
             recv = receiver(recv)  # type: ignore[assignment]
-        if isinstance(recv, cst.Subscript):  # `self.bank[i].copy_(k)` writes into `self.bank`
+        if type(recv) is cst.Subscript:  # `self.bank[i].copy_(k)` writes into `self.bank`
             recv = recv.value
         if not self.grad_enabled or self_attribute(self.unit, recv) is None or self.facts.is_list(self.unit, recv):
             return  # the method's name says a tensor: `add_`, `mul_` exist on tensors only
@@ -2190,7 +2190,7 @@ class _Walker:
         grows = name != "update"
         if name == "setdefault" and call.args:  # d.setdefault(k, v) stores v once per key, like d[k] = v
             grows = self._varies(call.args[0].value)
-        inner = receiver(recv) if isinstance(recv, cst.Call) and callee_name(recv) == "setdefault" else None
+        inner = receiver(recv) if type(recv) is cst.Call and callee_name(recv) == "setdefault" else None
         if inner is not None:
             container = inner  # d.setdefault(k, []).append(v) grows d
         value = evaluate(stored, self)
@@ -2246,7 +2246,7 @@ class _Walker:
                 continue
             how = "appends it to" if appended else "adds it to"
             owner = receiver(call) if target.is_method else None
-            while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+            while type(owner) is cst.Call and type(owner.func) is cst.Attribute:
                 owner = owner.func.value
             target_expr = _kept_where(call, target, kept_in)
             attribute = kept_in.partition(".")[2]
@@ -2275,7 +2275,7 @@ class _Walker:
             key = args.get(key_position) if key_position is not None else None
             if arg is None or container is None or (key_position is not None and key is None):
                 continue
-            if isinstance(container, cst.Call) and callee_name(container) == "setdefault" and receiver(container):
+            if type(container) is cst.Call and callee_name(container) == "setdefault" and receiver(container):
                 container = receiver(container)  # `keep(d.setdefault(k, []), v)` grows d
                 assert container is not None
             adds_entry = key is not None and (self._varies(key) or _reads(key, container))
@@ -2319,17 +2319,15 @@ class _Walker:
 
     def _registration(self, call: cst.Call, recv: cst.BaseExpression | None) -> None:
         on_tensor = callee_name(call) in ("register_hook", "register_post_accumulate_grad_hook", "register_prehook")
-        if isinstance(recv, cst.Attribute) and recv.attr.value == "grad_fn":
+        if type(recv) is cst.Attribute and recv.attr.value == "grad_fn":
             recv = recv.value  # y.grad_fn.register_hook(...): a hook on y's graph
-        hooked = self.env.get(recv.value) if isinstance(recv, cst.Name) else None
-        if on_tensor and isinstance(recv, cst.Name) and hooked and hooked.tensor and not hooked.requires_grad:
+        hooked = self.env.get(recv.value) if type(recv) is cst.Name else None
+        if on_tensor and type(recv) is cst.Name and hooked and hooked.tensor and not hooked.requires_grad:
             # A hook on a local tensor lives as long as that tensor's graph, unless what the hook
             # captures also holds the tensor: checked when the function is walked (cycles). (A
             # parameter, `for p in model.parameters()`, lives on with its hooks.)
             for arg in call.args:
-                closure = evaluate(arg.value, self).closure or (
-                    arg.value if isinstance(arg.value, cst.Lambda) else None
-                )
+                closure = evaluate(arg.value, self).closure or (arg.value if type(arg.value) is cst.Lambda else None)
                 if closure is not None:
                     self.tensor_hooks.append((closure, recv.value))
             return
@@ -2406,32 +2404,29 @@ class _Walker:
         """`return output_tensor, partial(loss_func, loss_mask)`: a step's output and the function to
         apply to it, the pair a pipeline schedule asks a forward step for (Megatron's
         `forward_step_func`): the schedule calls it on that output at once and drops it."""
-        if not isinstance(returned, cst.Tuple) or len(returned.elements) != 2:
+        if type(returned) is not cst.Tuple or len(returned.elements) != 2:
             return False
         output, loss = (element.value for element in returned.elements)
         if evaluate(loss, self).closure is None:
             return False
         # the output, or what the model builds for the schedule (`model.build_schedule_plan(...)`)
-        bound = self.unit.bindings.get(output.value, []) if isinstance(output, cst.Name) else [output]
+        bound = self.unit.bindings.get(output.value, []) if type(output) is cst.Name else [output]
         made_by_module = bool(bound) and all(
-            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and self._is_model(v.func.value)
-            for v in bound
+            type(v) is cst.Call and type(v.func) is cst.Attribute and self._is_model(v.func.value) for v in bound
         )
         return evaluate(output, self).tensor or made_by_module
 
     def _is_model(self, expr: cst.BaseExpression) -> bool:
         """A module, or a name for one whatever its annotation says (`model: GPTModel`)."""
-        return evaluate(expr, self).module or (isinstance(expr, cst.Name) and is_model_name(expr.value))
+        return evaluate(expr, self).module or (type(expr) is cst.Name and is_model_name(expr.value))
 
     def _returned_value(self, value: cst.BaseExpression) -> Value:
         """What a `return` gives; of a tuple display, or of a helper that returns one (`return
         self.run(x)`, while summarising), each position is also kept (see `elements`)."""
-        passed_on = (
-            self.summarized_elements(value) if self.arguments is not None and isinstance(value, cst.Call) else None
-        )
+        passed_on = self.summarized_elements(value) if self.arguments is not None and type(value) is cst.Call else None
         if passed_on is not None:
             values = list(passed_on)
-        elif not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        elif type(value) is not cst.Tuple or any(type(e) is cst.StarredElement for e in value.elements):
             self.returns_other = True
             return evaluate(value, self)
         else:
@@ -2461,8 +2456,8 @@ class _Walker:
             self.facts.escapes.remove(restored[0])
         # An object made here (not a parameter) dies with the call unless it is kept.
         root = target.value
-        made_here = isinstance(root, cst.Name) and root.value in self.unit.bindings
-        owner = root if made_here and isinstance(root, cst.Name) and root.value not in self._param_names() else None
+        made_here = type(root) is cst.Name and root.value in self.unit.bindings
+        owner = root if made_here and type(root) is cst.Name and root.value not in self._param_names() else None
         before = len(self.facts.escapes)
         self._escape(value, f"stored in `{name}`", owner)
         if len(self.facts.escapes) > before:
@@ -2487,7 +2482,7 @@ class _Walker:
             for cls in classes
             for values in cls.attribute_values.values()
             for value, _ in values
-            if isinstance(value, cst.Call) and (made := callee_name(value)) in self.index.classes
+            if type(value) is cst.Call and (made := callee_name(value)) in self.index.classes
         ]
         return not (parts and all(names_data_statistics(part) for part in parts))
 
@@ -2519,7 +2514,7 @@ class _Walker:
         aliases = {
             name
             for name, values in self.unit.bindings.items()
-            if values and all(isinstance(v, cst.Name) and v.value in params | {"None"} for v in values)
+            if values and all(type(v) is cst.Name and v.value in params | {"None"} for v in values)
         }
         return tuple(n for n in names if n not in params | aliases)
 
@@ -2585,12 +2580,12 @@ class _Walker:
                 calls_backward = calls_backward or called in ("backward", "manual_backward")
                 fetches = fetches or fetches_next(node)  # `next(it)`
                 handed.append(node)
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             assigned |= target_names(statement.target)
         # ... or a loop over epochs that hands a loader to a training function
         fetches = fetches or any(hands_over_data(call, assigned) for call in handed)
         # `for batch_idx in range(len(features))`: the loop variable says it counts batches
-        over_batches = isinstance(statement, cst.For) and counts_batches(statement.iter, statement.target)
+        over_batches = type(statement) is cst.For and counts_batches(statement.iter, statement.target)
         examples = (
             iterates_examples(statement, self.unit)
             and not self._zips_outputs(statement)
@@ -2622,7 +2617,7 @@ class _Walker:
         for node in own_nodes(statement.body):
             yield node
             if type(node) is cst.Call and (nested := self._step_function_called(node)) is not None:
-                assert isinstance(nested.node, cst.FunctionDef)
+                assert type(nested.node) is cst.FunctionDef
                 yield from (n for n in own_nodes(nested.node.body) if type(n) is cst.Call)
 
     def _step_function_called(self, call: cst.Call) -> Unit | None:
@@ -2641,7 +2636,7 @@ class _Walker:
 
     def _zips_outputs(self, loop: cst.For | cst.While) -> bool:
         """`for sequence, target in zip(output, highlight)`: the rows of a batch already computed."""
-        iterable = loop.iter if isinstance(loop, cst.For) else None
+        iterable = loop.iter if type(loop) is cst.For else None
         if type(iterable) is not cst.Call or callee_name(iterable) != "zip":
             return False
         return any(evaluate(arg.value, self).tensor for arg in iterable.args)
@@ -2672,7 +2667,7 @@ class _Walker:
             return False
         return any(
             type(node) is cst.Call
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and type(node.func.value) is cst.Name
             and node.func.value.value == target.value
             and self._method_named_for(node.func.value, node.func.attr.value) is not None
@@ -2689,7 +2684,7 @@ class _Walker:
             and pieces_made_here(iterable.value, self.unit, self.imports)
         ):
             return True  # the chunks a network's method cut from its input
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             name = callee_name(iterable)
             if name in COMPUTED_COLLECTIONS:
                 return True
@@ -2728,7 +2723,7 @@ _PAIRS_WITH_A_DIM = frozenset(["max", "min", "median", "nanmedian"])
 
 def _an_integer(expr: cst.BaseExpression) -> bool:
     """`1`, `-1`."""
-    if type(expr) is cst.UnaryOperation and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     return type(expr) is cst.Integer
 
@@ -2740,13 +2735,13 @@ def _paired_items(
     `for i, sv in enumerate(svs)` binds `sv` to an item of `svs`, `for x, y in zip(xs, ys)` each
     to its own, `for name, t in d.items()` a key and an item of `d.items()`."""
     elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
-    if not elements or not isinstance(iterable, cst.Call):
+    if not elements or type(iterable) is not cst.Call:
         return [(target, iterable)]
     name = callee_name(iterable)
     args = [a.value for a in iterable.args if a.keyword is None]
     if len(elements) == 2 and name == "enumerate" and len(args) == 1:
         return [(elements[0], None), *_paired_items(elements[1], args[0])]
-    if name == "zip" and len(args) == len(elements) and isinstance(iterable.func, cst.Name):
+    if name == "zip" and len(args) == len(elements) and type(iterable.func) is cst.Name:
         return [pair for element, arg in zip(elements, args, strict=True) for pair in _paired_items(element, arg)]
     if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
@@ -2778,9 +2773,9 @@ _GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "num
 
 def _field_or_tuple(expr: cst.BaseExpression) -> bool:
     """`r.id`, `mesh.layout`, `(a, b)`, `tuple(...)`: not a tensor's own attribute (`t.data`)."""
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value not in _TENSOR_ATTRIBUTES
-    return isinstance(expr, cst.Tuple) or _calls(expr, "tuple")
+    return type(expr) is cst.Tuple or _calls(expr, "tuple")
 
 
 _TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "imag"])
@@ -2789,7 +2784,7 @@ _TENSOR_ATTRIBUTES = frozenset(["data", "grad", "T", "mT", "H", "mH", "real", "i
 def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
     """`except KeyError: raise`: the handler ends by raising, so code after the `try` runs only
     when its body ran to the end."""
-    return isinstance(last_statement(handler.body), cst.Raise)  # also `except KeyError: raise`
+    return type(last_statement(handler.body)) is cst.Raise  # also `except KeyError: raise`
 
 
 # How frameworks annotate the step outputs a hook is given: `outputs: Optional[dict]`, `STEP_OUTPUT`.
@@ -2817,7 +2812,7 @@ def _dict_key_target(loop: cst.For) -> set[str]:
         return set()
     method = iterable.func.attr.value
     target: cst.BaseExpression = loop.target
-    if method == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+    if method == "items" and type(target) is cst.Tuple and len(target.elements) == 2:
         target = target.elements[0].value
     elif method != "keys":
         return set()
@@ -2833,20 +2828,20 @@ def _fixed_collection(iterable: cst.BaseExpression, unit: Unit) -> bool:
     """A collection whose items are the same on every call: `range(n)`, `self.heads`, a model's
     parameters and modules, and fields named for kinds or names (`g.canonical_etypes`,
     `self.task_names`), also under `enumerate`."""
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "sorted", "list"):
+    if type(iterable) is cst.Call and dotted_name(iterable.func) in ("enumerate", "sorted", "list"):
         return len(iterable.args) == 1 and _fixed_collection(iterable.args[0].value, unit)
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range":
+    if type(iterable) is cst.Call and dotted_name(iterable.func) == "range":
         return True
-    if isinstance(iterable, cst.Call) and callee_name(iterable) in _MODULE_STRUCTURE:
+    if type(iterable) is cst.Call and callee_name(iterable) in _MODULE_STRUCTURE:
         return True  # `model.named_parameters()`: the same names every call
     if self_attribute(unit, iterable) is not None or _of_self(unit, iterable):
         return True  # `self.heads`, `self.mlp.token_dispatcher.cudagraph_attrs`: the object's own
-    return isinstance(iterable, cst.Attribute) and names_text(iterable.attr.value)
+    return type(iterable) is cst.Attribute and names_text(iterable.attr.value)
 
 
 def _of_self(unit: Unit, expr: cst.BaseExpression) -> bool:
     """`self.a.b`: an attribute of what the object keeps."""
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:
         expr = expr.value
     return (
         unit.self_name is not None and unit.cls is not None and type(expr) is cst.Name and expr.value == unit.self_name
@@ -2864,18 +2859,18 @@ def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
 
 def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
     """`criterion` for `criterion.cuda()`, `x` for `x.to(device).float()`."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _MOVES:
         value = value.func.value
     return value
 
 
 def _calls(expr: cst.BaseExpression, method: str) -> bool:
-    return isinstance(expr, cst.Call) and callee_name(expr) == method
+    return type(expr) is cst.Call and callee_name(expr) == method
 
 
 def _produced(expr: cst.BaseExpression) -> bool:
     """A call that computes something (a step, a network), not a container made or copied."""
-    return isinstance(expr, cst.Call) and callee_name(expr) not in (
+    return type(expr) is cst.Call and callee_name(expr) not in (
         "dict",
         "list",
         "tuple",
@@ -2899,7 +2894,7 @@ def _read_with_history(expr: cst.BaseExpression) -> list[cst.CSTNode]:
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:
     """`x.detach()`, `x.detach().cpu()`, `x.item()`: the value, whatever it was, has no history."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         if expr.func.attr.value in _GRAPH_DROPPING_METHODS:
             return True
         if expr.func.attr.value not in ("cpu", "to", "clone", "float", "double", "half", "contiguous"):
@@ -2976,23 +2971,23 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
     """The names a key reads for what they are, not for their shape or class: in `(x.shape[-1],
     x.device)` or `type(x).__name__` none (a memo per shape or class takes a few values); in `x` or
     `id(x)`, `x` (new every call)."""
-    if isinstance(node, cst.Attribute) and (
+    if type(node) is cst.Attribute and (
         node.attr.value in _SHAPE_ATTRIBUTES
         or node.attr.value in _CLASS_ATTRIBUTES
         or set(node.attr.value.lower().split("_")) & _SIZE_WORDS  # `context.max_sequence_length`
     ):
         return set()
-    if isinstance(node, cst.Call) and callee_name(node) in ("size", "dim", "len", "type"):
+    if type(node) is cst.Call and callee_name(node) in ("size", "dim", "len", "type"):
         return set()
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):  # `x.max()` reads `x`
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:  # `x.max()` reads `x`
         return _identity_names(node.func.value) | {n for arg in node.args for n in _identity_names(arg)}
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return {node.value}
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return _identity_names(node.value)  # `x.name` reads x, not `name`
-    if isinstance(node, cst.Arg):
+    if type(node) is cst.Arg:
         return _identity_names(node.value)  # a keyword's name is not a read
-    if isinstance(node, cst.Lambda):
+    if type(node) is cst.Lambda:
         return set()
     return {name for child in children(node) for name in _identity_names(child)}
 
@@ -3050,7 +3045,7 @@ def _deleted(target: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _is_whole_slice(target: cst.Subscript) -> bool:
     """`xs[:]`: every item."""
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Slice):
+    if len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Slice:
         return False
     whole = target.slice[0].slice
     return whole.lower is None and whole.upper is None and whole.step is None
@@ -3094,12 +3089,12 @@ def _join_values(values: Sequence[Value]) -> Value:
 
 def _annotated_item_class(unit: Unit, name: str) -> str | None:
     node = unit.node
-    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
+    params = all_params(node.params) if type(node) is cst.FunctionDef else []
     annotated: list[cst.Param | cst.AnnAssign] = [p for p in params if p.name.value == name]
     annotated += [
         statement
         for statement, _ in placed(unit, cst.AnnAssign)
-        if isinstance(statement.target, cst.Name) and statement.target.value == name
+        if type(statement.target) is cst.Name and statement.target.value == name
     ]
     return element_class(annotation_words(annotated[0])) if len(annotated) == 1 else None
 
@@ -3112,7 +3107,7 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
     default = param.default
     if default is None:
         return True
-    return isinstance(default, cst.Name) and default.value == "None"
+    return type(default) is cst.Name and default.value == "None"
 
 
 def _function_name(value: cst.BaseExpression, unit: Unit) -> str | None:
@@ -3238,10 +3233,10 @@ _CONTAINER_METHODS = frozenset(["get", "pop", "remove", "clear", "copy", "put", 
 def _wraps(expr: cst.BaseExpression, name: str) -> bool:
     """`f(name, ...)`: a call given the name itself first."""
     return (
-        isinstance(expr, cst.Call)
+        type(expr) is cst.Call
         and bool(expr.args)
         and expr.args[0].keyword is None
-        and isinstance(expr.args[0].value, cst.Name)
+        and type(expr.args[0].value) is cst.Name
         and expr.args[0].value.value == name
     )
 
@@ -3252,10 +3247,10 @@ def _always_run(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseSta
     for statement in statements:
         yield statement
         always = isinstance(statement, (cst.With, cst.Try)) or (
-            isinstance(statement, cst.If) and isinstance(statement.test, cst.Name) and statement.test.value == "True"
+            type(statement) is cst.If and type(statement.test) is cst.Name and statement.test.value == "True"
         )
         body = statement.body if always and isinstance(statement, (cst.With, cst.Try, cst.If)) else None
-        if isinstance(body, cst.IndentedBlock):
+        if type(body) is cst.IndentedBlock:
             yield from _always_run(body.body)
 
 
@@ -3270,9 +3265,9 @@ def _windowed(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
 
 def _written_names(node: cst.CSTNode) -> set[str]:
     """The dotted names a statement assigns: `self.timesteps` of `self.timesteps += 1`."""
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         targets = [t.target for t in node.targets]
-    elif isinstance(node, cst.AugAssign):
+    elif type(node) is cst.AugAssign:
         targets = [node.target]
     else:
         return set()
@@ -3411,7 +3406,7 @@ def _moves_to_cuda(facts: Facts, unit: Unit, depth: int = 0) -> cst.Call | None:
             return call  # `.cuda()`, `.cuda(non_blocking=True)`, `.cuda(rank)`
         if callee_name(call) in ("to", "device") or any(a.keyword and a.keyword.value == "device" for a in call.args):
             said = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
-            if any(isinstance(v, cst.SimpleString) and (string_value(v) or "").startswith("cuda") for v in said):
+            if any(type(v) is cst.SimpleString and (string_value(v) or "").startswith("cuda") for v in said):
                 return call  # `.to("cuda")`, `torch.device("cuda:0")`, `torch.zeros(n, device="cuda")`
         if depth < 2 and type(call.func) is cst.Name:
             helper = unit.lookup_def(call.func.value)
@@ -3514,7 +3509,7 @@ def _handed_own_container(unit: Unit, name: str, depth: int = 0) -> cst.BaseExpr
         elif type(arg) is cst.Name:
             place = next((place for node, place in placed(caller, cst.Call) if node is call), NOWHERE)
             loop = next((loop for loop in reversed(place.loops) if arg.value in _for_targets(loop)), None)
-            if isinstance(loop, cst.For):
+            if type(loop) is cst.For:
                 held = _own_item(loop, caller, arg.value)
             elif loop is None:
                 held = _handed_own_container(caller, arg.value, depth + 1)
@@ -3549,7 +3544,7 @@ def _kept_where(call: cst.Call, helper: Unit, kept_in: str) -> cst.BaseExpressio
     it is called on (`meter.sum`; an item of a container of them, `meters["loss"]`, as the
     container's); for a plain function, the global."""
     owner = receiver(call) if helper.is_method else None
-    while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+    while type(owner) is cst.Call and type(owner.func) is cst.Attribute:
         owner = owner.func.value  # `meters.get_meter("loss").update(v)`: state that `meters` holds
     head, _, attribute = kept_in.partition(".")
     if owner is not None and attribute and head == helper.self_name and type(owner) is not cst.Subscript:
@@ -3583,7 +3578,7 @@ def summary_of(facts: Facts, unit: Unit) -> Summary:
 def summarize(facts: Facts, unit: Unit) -> Summary:
     """Walk a function twice: with arguments of unknown value, and with arguments that carry a graph
     (once when it has no parameter to bind: the two walks would be the same)."""
-    if not isinstance(unit.node, cst.FunctionDef):
+    if type(unit.node) is not cst.FunctionDef:
         return NO_SUMMARY
     params = [p.name.value for p in unit.argument_params]
     # Without a parameter the two walks are the same; without a returned value the plain walk
@@ -3612,7 +3607,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         sources = event.value.sources & set(params)
         as_is |= {params.index(name) for name in _displayed_names(event.value_expr, unit.bindings) & sources}
         key = _key_parameter(event, params) if isinstance(event, Store) else None
-        if key is not None and isinstance(target, cst.Name) and target.value in params:
+        if key is not None and type(target) is cst.Name and target.value in params:
             for source in sources:  # `container[key] = value`: the caller's key decides
                 under_key[params.index(source)] = (params.index(target.value), params.index(key))
             continue
@@ -3667,22 +3662,22 @@ def _copied_parameter(expr: cst.BaseExpression, params: list[str]) -> str | None
 
 def _handed_the_network(unit: Unit) -> bool:
     """A criterion's `forward(self, model, sample)`: the network is its first argument."""
-    params = unit.argument_params if isinstance(unit.node, cst.FunctionDef) else []
+    params = unit.argument_params if type(unit.node) is cst.FunctionDef else []
     return bool(params) and is_model_name(params[0].name.value)
 
 
 def _acted_on(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     """What a statement writes into (`owner.buf` in `owner.buf = v`) or calls a method of."""
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         return [t.target for t in statement.targets]
-    if isinstance(statement, cst.AugAssign):
+    if type(statement) is cst.AugAssign:
         return [statement.target]
-    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+    if type(statement) is cst.Expr and type(statement.value) is cst.Call:
         func = statement.value.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return []
         owner = func.value
-        while isinstance(owner, cst.Call) and isinstance(owner.func, cst.Attribute):
+        while type(owner) is cst.Call and type(owner.func) is cst.Attribute:
             owner = owner.func.value  # `self.get_meter(key).update(value)`: a method of what `self` hands out
         return [owner]
     return []
@@ -3706,11 +3701,11 @@ def _argument_statements(unit: Unit, params: set[str]) -> tuple[cst.BaseSmallSta
                 isinstance(t, (cst.Attribute, cst.Subscript, cst.Name))
                 and (
                     (root_name(t) or "").split(".")[0] in params
-                    or (isinstance(statement, cst.Assign) and _keyed_by_argument(t, unit, params))
+                    or (type(statement) is cst.Assign and _keyed_by_argument(t, unit, params))
                 )
                 for t in targets
             )
-            bare = any(isinstance(t, cst.Name) for t in targets) and not isinstance(statement, cst.Expr)
+            bare = any(type(t) is cst.Name for t in targets) and type(statement) is not cst.Expr
             number = numbers.get(id(statement))
             if (
                 targets
@@ -3743,7 +3738,7 @@ def _keyed_by_argument(target: cst.BaseExpression, unit: Unit, params: set[str])
     entry at each call depends on the caller's key (a memo keyed by the input grows). (What a
     method appends or adds to `self.stats[key]` is in its summary: kept whatever the key.)"""
     return (
-        isinstance(target, cst.Subscript)
+        type(target) is cst.Subscript
         and unit.self_name is not None
         and (root_name(target.value) or "").split(".")[0] == unit.self_name
         and any(names_in(element.slice) & params for element in target.slice)
@@ -3753,30 +3748,30 @@ def _keyed_by_argument(target: cst.BaseExpression, unit: Unit, params: set[str])
 def _displayed_names(expr: cst.BaseExpression, bound: Mapping[str, list[cst.BaseExpression]]) -> set[str]:
     """Names an expression holds as they are: `e`, `(path, e)`, `{"error": e}`, `e.__traceback__`,
     and a local name `bound` to such a display (`info = {"error": e}`, then `append(info)`)."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         shown = bound.get(expr.value, [])
         rest = {name: values for name, values in bound.items() if name != expr.value}
         return {expr.value}.union(*(_displayed_names(value, rest) for value in shown))
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "__traceback__":
+    if type(expr) is cst.Attribute and expr.attr.value == "__traceback__":
         return _displayed_names(expr.value, bound)
     if isinstance(expr, (cst.Tuple, cst.List)):
         return {n for element in expr.elements for n in _displayed_names(element.value, bound)}
-    if isinstance(expr, cst.Dict):
-        return {n for e in expr.elements if isinstance(e, cst.DictElement) for n in _displayed_names(e.value, bound)}
+    if type(expr) is cst.Dict:
+        return {n for e in expr.elements if type(e) is cst.DictElement for n in _displayed_names(e.value, bound)}
     return set()
 
 
 def _key_parameter(store: Store, params: list[str]) -> str | None:
     """The parameter a helper's `container[key] = value` uses as its key."""
     node = store.node
-    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+    if type(node) is not cst.Assign or len(node.targets) != 1:
         return None
     target = node.targets[0].target
-    if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+    if type(target) is not cst.Subscript or len(target.slice) != 1:
         return None
     index = target.slice[0].slice
-    key = index.value if isinstance(index, cst.Index) else None
-    return key.value if isinstance(key, cst.Name) and key.value in params else None
+    key = index.value if type(index) is cst.Index else None
+    return key.value if type(key) is cst.Name and key.value in params else None
 
 
 def _scratch(facts: Facts) -> Facts:
@@ -3848,7 +3843,7 @@ def _wrapped_grad_mode(facts: Facts, decorator: Unit) -> bool | None:
     only inside `with` blocks that set one mode."""
     node = decorator.node
     params = decorator.params
-    if not isinstance(node, cst.FunctionDef) or not params:
+    if type(node) is not cst.FunctionDef or not params:
         return None
     wrapped = params[0].name.value
     reader = _Walker(_scratch(facts), decorator)
@@ -3894,7 +3889,7 @@ def _step_functions(units: list[Unit]) -> set[int]:
     _step(x)`): their body runs in that loop, as if written there."""
     found: set[int] = set()
     for unit in units:
-        if not (unit.defs and unit.has_loop and isinstance(unit.node, cst.FunctionDef)):
+        if not (unit.defs and unit.has_loop and type(unit.node) is cst.FunctionDef):
             continue
         for call, place in placed(unit, cst.Call):
             if place.loops and type(call.func) is cst.Name and (nested := unit.defs.get(call.func.value)) is not None:
@@ -3943,7 +3938,7 @@ def _fills_lists(index: ModuleIndex, unit: Unit, depth: int = 0) -> bool:
     if unit.fills_attributes:
         return True
     node = unit.node
-    if isinstance(node, cst.FunctionDef) and any(p.name.value in unit.list_evidence for p in all_params(node.params)):
+    if type(node) is cst.FunctionDef and any(p.name.value in unit.list_evidence for p in all_params(node.params)):
         return True
     return depth < _FILLING_DEPTH and any(
         _fills_lists(index, callee, depth + 1) for _, callee in callees(index, unit) if callee is not unit
@@ -3999,7 +3994,7 @@ def data_comprehensions(unit: Unit, imports: Imports) -> set[int]:
 
 
 def _names_a_reward(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Name) and bool({"reward", "rewards"} & set(target.value.lower().split("_")))
+    return type(target) is cst.Name and bool({"reward", "rewards"} & set(target.value.lower().split("_")))
 
 
 def _rewards_beside_a_loss(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
@@ -4016,15 +4011,15 @@ def _rewards_beside_a_loss(target: cst.Tuple | cst.List, value: cst.BaseExpressi
 
 def _names_an_accuracy(target: cst.BaseExpression) -> bool:
     """`acc`, `top1_acc`, `wacc`, `acc5`, `accuracy`, `n_correct`: counted from comparisons, no graph."""
-    if not isinstance(target, cst.Name):
+    if type(target) is not cst.Name:
         return False
     lowered = target.value.lower().rstrip("0123456789")
     return lowered.endswith(("acc", "accuracy", "correct")) or lowered.startswith("acc_")
 
 
 def _names_a_count(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Name) and names_a_count(target.value)
+    return type(target) is cst.Name and names_a_count(target.value)
 
 
 def _names_a_log(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Name) and names_a_log(target.value)
+    return type(target) is cst.Name and names_a_log(target.value)

@@ -30,7 +30,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
-from tensorlint.analysis.walk import SCOPES, children, contains, walk
+from tensorlint.analysis.walk import LEAVES, SCOPES, children, contains, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 _Handler = Callable[[Any, Any], None]  # _Indexer.visit_X or leave_X, unbound
@@ -148,10 +148,22 @@ def child_place(node: cst.CSTNode, child: cst.CSTNode, place: Place) -> Place:
 Node = TypeVar("Node", bound=cst.CSTNode)
 
 
+# The node classes that `placed` is asked for, which the index keeps: not names, attributes,
+# arguments and literals, most of a tree's nodes.
+PLACED_KINDS = frozenset(
+    [
+        *(cst.Call, cst.Subscript, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Yield),
+        *(cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return, cst.Raise),
+        *(cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef),
+    ]
+)
+
+
 def placed(unit: Unit, kind: type[Node]) -> list[tuple[Node, Place]]:
-    """The nodes of class `kind` (a concrete class) in the unit's own code, in source order,
+    """The nodes of class `kind` (one of `PLACED_KINDS`) in the unit's own code, in source order,
     with their places; nested scopes are included, not entered. The index's walk keeps them
     for functions and the module; a lambda's are walked when first asked."""
+    assert kind in PLACED_KINDS, kind
     if unit.nodes_by_kind is None:
         unit.nodes_by_kind = _placed_by_kind(unit)
     return cast("list[tuple[Node, Place]]", unit.nodes_by_kind.get(kind, []))
@@ -163,7 +175,8 @@ def _placed_by_kind(unit: Unit) -> dict[type, list[Any]]:
     stack = [(child, NOWHERE) for child in reversed(children(body))]
     while stack:
         current, place = stack.pop()
-        grouped.setdefault(type(current), []).append((current, place))
+        if type(current) in PLACED_KINDS:
+            grouped.setdefault(type(current), []).append((current, place))
         if type(current) not in SCOPES:
             stack += [(child, child_place(current, child, place)) for child in reversed(children(current))]
     return grouped
@@ -257,9 +270,9 @@ class Unit:
     @property
     def name(self) -> str:
         node = self.node
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             return node.name.value
-        return "<lambda>" if isinstance(node, cst.Lambda) else "<module>"
+        return "<lambda>" if type(node) is cst.Lambda else "<module>"
 
     @property
     def params(self) -> list[cst.Param]:
@@ -463,10 +476,12 @@ class _Indexer:
                 leaving(self, node)
                 continue
             kind = type(node)
+            if kind in LEAVES:  # most nodes: names and literals, with no handler and nothing below
+                continue
             visit, leave = _HANDLERS.get(kind) or _handlers(kind)
             if visit is not None:
                 visit(self, node)
-            if owner is not None and node is not getattr(owner.node, "body", None):  # a def's block: not itself
+            if owner is not None and kind in PLACED_KINDS:
                 owner.nodes_by_kind.setdefault(kind, []).append((node, place))  # type: ignore[union-attr]
             if leave is not None:
                 stack.append((node, leave, None, place))
@@ -510,7 +525,7 @@ class _Indexer:
         bases = [_base_name(arg.value, self.imports) for arg in node.bases if arg.keyword is None]
         info = ClassInfo(node.name.value, node, bases)
         decorators = {
-            dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators
+            dotted_name(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) for d in node.decorators
         }
         info.is_record = bool(decorators & _RECORD_DECORATORS) or any(b and b.endswith("NamedTuple") for b in bases)
         self.classes[info.name] = info
@@ -518,7 +533,7 @@ class _Indexer:
         # Class-body aliases: `forward = _forward_impl`; containers shared by every instance.
         fields_shared = _shares_annotated_fields(info, node, decorators)
         for statement in node.body.body:
-            if isinstance(statement, cst.SimpleStatementLine):
+            if type(statement) is cst.SimpleStatementLine:
                 for small in statement.body:
                     if not isinstance(small, cst.AnnAssign | cst.Assign) or small.value is None:
                         continue
@@ -526,8 +541,8 @@ class _Indexer:
                     if isinstance(small, cst.AnnAssign) and not (fields_shared or _is_class_var(small.annotation)):
                         continue  # an annotated field is a dataclass's or pydantic's: copied per instance
                     assigned = [small.target] if isinstance(small, cst.AnnAssign) else [t.target for t in small.targets]
-                    targets = {t.value for t in assigned if isinstance(t, cst.Name)}
-                    if isinstance(small.value, cst.Name) and "forward" in targets:
+                    targets = {t.value for t in assigned if type(t) is cst.Name}
+                    if type(small.value) is cst.Name and "forward" in targets:
                         info.forward_names.add(small.value.value)
                     if makes_container(small.value):
                         info.class_containers.update(dict.fromkeys(targets, small.value))
@@ -541,7 +556,7 @@ class _Indexer:
         targets = [statement.target] if isinstance(statement, cst.AnnAssign) else [t.target for t in statement.targets]
         init = Unit(_GENERATED_INIT, self.unit, cls=info, self_name="self", is_method=True)
         for target in targets:
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 info.attribute_values.setdefault(target.value, []).append((value, init))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -616,32 +631,32 @@ class _Indexer:
             in_init = method is not None and method.name == "__init__"
             slot = target.target
             first_fill = id(node) in self.first_fills
-            if isinstance(slot, cst.Subscript) and resets_container(node.value, slot) and not (in_init or first_fill):
+            if type(slot) is cst.Subscript and resets_container(node.value, slot) and not (in_init or first_fill):
                 self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_If(self, node: cst.If) -> None:
         test = node.test
         created = _created_lazily(test, self.unit.self_name)
-        if created is not None and isinstance(node.body, cst.IndentedBlock):
+        if created is not None and type(node.body) is cst.IndentedBlock:
             # `if not hasattr(self, "_registry"): self._registry = {}`: made once, never emptied
             for statement in node.body.body:
-                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                    if isinstance(small, cst.Assign) and any(
+                for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+                    if type(small) is cst.Assign and any(
                         self_attribute(self.unit, t.target) == created for t in small.targets
                     ):
                         self.lazy_values.add(id(small.value))
         if not (
-            isinstance(test, cst.Comparison)
+            type(test) is cst.Comparison
             and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.NotIn)
-            and isinstance(node.body, cst.IndentedBlock)
+            and type(test.comparisons[0].operator) is cst.NotIn
+            and type(node.body) is cst.IndentedBlock
         ):
             return
         container = test.comparisons[0].comparator
         for statement in node.body.body:
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and all(
-                    isinstance(t.target, cst.Subscript) and t.target.value.deep_equals(container) for t in small.targets
+            for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+                if type(small) is cst.Assign and all(
+                    type(t.target) is cst.Subscript and t.target.value.deep_equals(container) for t in small.targets
                 ):
                     self.first_fills.add(id(small))
 
@@ -654,7 +669,7 @@ class _Indexer:
         self.unit.has_comprehension = True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):  # `loss += subloss`: subloss flows into loss
+        if type(node.target) is cst.Name:  # `loss += subloss`: subloss flows into loss
             self.unit.augmented.setdefault(node.target.value, []).append(node.value)
         elif self_attribute(self.unit, outer_container(node.target)) is not None:
             self.unit.fills_attributes = True  # `self.xs += [x]`, `self.xs[key] += [x]`
@@ -671,7 +686,7 @@ class _Indexer:
 
     def visit_Del(self, node: cst.Del) -> None:
         target = node.target
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self._manage(target.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
@@ -682,7 +697,7 @@ class _Indexer:
             for position, element in enumerate(target.elements):
                 self._bind(element.value, values[position].value if pairwise else None)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             rebinding = name in self.unit.bindings
             bound = self.unit.bindings.setdefault(name, [])  # bound here, even when unpacked from a call
@@ -692,7 +707,7 @@ class _Indexer:
             if global_scope and resets_container(value, target) and (rebinding or self.unit is not self.module_unit):
                 self.module_unit.managed_globals.add(name)  # a global emptied again after its definition
             return
-        if isinstance(target, cst.Subscript) and value is not None and self.unit.cls is not None:
+        if type(target) is cst.Subscript and value is not None and self.unit.cls is not None:
             held = self_attribute(self.unit, target.value)
             if held is None and type(target.value) is cst.Name and target.value.value == self.unit.self_name:
                 held = OWN_ITEMS  # `self[key] = AverageMeter()` in a dict's subclass
@@ -700,7 +715,7 @@ class _Indexer:
                 self.unit.cls.item_values.setdefault(held, []).append((value, self.unit))
             return
         attribute = self_attribute(self.unit, target)
-        if isinstance(target, cst.Attribute) and value is not None and attribute is None:
+        if type(target) is cst.Attribute and value is not None and attribute is None:
             self.foreign_attributes.setdefault(target.attr.value, []).append(value)
             self.foreign_writes.setdefault(target.attr.value, []).append((target.value, value, self.unit))
         if attribute is not None and value is not None:
@@ -719,9 +734,9 @@ class _Indexer:
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
             self.unit.cls.managed_in.setdefault(attribute, []).append(self.unit.method_unit() or self.unit)
-        elif isinstance(container, cst.Attribute):
+        elif type(container) is cst.Attribute:
             self.foreign_managed.add(container.attr.value)  # a parent empties its child's list
-        elif isinstance(container, cst.Name):
+        elif type(container) is cst.Name:
             held = next((held for name, held in reversed(self.loop_items) if name == container.value), None)
             if held is not None:  # `for values in self.curves.values(): values.clear()` empties `self.curves`
                 self._manage(held)
@@ -733,7 +748,7 @@ class _Indexer:
         if type(node.func) is cst.Name and self.class_stack[-1] is None and not self.lambda_depth:
             self.named_calls.setdefault(node.func.value, []).append((node, self.unit))  # in the unit's own code
         initializer = argument(node, "initializer")
-        if isinstance(initializer, cst.Name):
+        if type(initializer) is cst.Name:
             self.pool_initializers.add(initializer.value)
         name = callee_name(node)
         recv = receiver(node)
@@ -758,13 +773,13 @@ class _Indexer:
                 self._module_evidence(recv)
             if name in _LIST_ONLY_METHODS and self_attribute(self.unit, outer_container(recv)) is not None:
                 self.unit.fills_attributes = True
-            if name in _LIST_ONLY_METHODS and isinstance(recv, cst.Name):
+            if name in _LIST_ONLY_METHODS and type(recv) is cst.Name:
                 unit: Unit | None = self.unit
                 while unit is not None:  # `lambda x: grads.append(x)` tells its parent `grads` is a list
                     unit.list_evidence.add(recv.value)
                     unit = unit.parent
             first = node.args[0].value if node.args else None
-            if name == "requires_grad_" and isinstance(first, cst.Name) and first.value == "False":
+            if name == "requires_grad_" and type(first) is cst.Name and first.value == "False":
                 self._frozen(recv)
             if name == "add_argument":
                 self._option_default(node)
@@ -800,12 +815,12 @@ class _Indexer:
         """`self.register_buffer("running_mean", torch.zeros(n))`: an assignment to `self.running_mean`."""
         attribute = string_value(name)
         cls = self.unit.cls
-        if attribute and cls is not None and isinstance(recv, cst.Name) and recv.value == self.unit.self_name:
+        if attribute and cls is not None and type(recv) is cst.Name and recv.value == self.unit.self_name:
             cls.attribute_values.setdefault(attribute, []).append((value, self.unit))
 
     def _frozen(self, recv: cst.BaseExpression) -> None:
         """`sampler.eval().requires_grad_(False)`: the module at the root of the chain is frozen."""
-        while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute):
+        while type(recv) is cst.Call and type(recv.func) is cst.Attribute:
             recv = recv.func.value
         self._module_evidence(recv)
         attribute = self_attribute(self.unit, recv)
@@ -828,7 +843,7 @@ class _Indexer:
         reached: list[cst.BaseExpression] = [arg.value for arg in call.args[:1] if arg.keyword is None]
         if recv is not None and not reached:
             reached.append(recv)
-        elif recv is not None and isinstance(recv, cst.Call):
+        elif recv is not None and type(recv) is cst.Call:
             reached.append(recv)  # scaler.scale(loss).backward()
         for expr in reached:
             self.unit.backpropagated.append(expr)
@@ -838,19 +853,19 @@ class _Indexer:
                 self.unit.graph_holders.add(holder)
             inner = expr
             # scaler.scale(loss) and (loss / n): the graph evidence is for the name inside.
-            while isinstance(inner, cst.Call) and inner.args:
+            while type(inner) is cst.Call and inner.args:
                 inner = inner.args[0].value
-            if isinstance(inner, cst.BinaryOperation):
+            if type(inner) is cst.BinaryOperation:
                 inner = inner.left
-            if isinstance(inner, cst.Name):
+            if type(inner) is cst.Name:
                 self.unit.graph_evidence.setdefault(inner.value, []).append(call)
 
 
 def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
     """`x` for `self.x`, where `self` is the instance of the method around `unit`."""
     if (
-        isinstance(expr, cst.Attribute)
-        and isinstance(expr.value, cst.Name)
+        type(expr) is cst.Attribute
+        and type(expr.value) is cst.Name
         and unit.cls is not None
         and unit.self_name is not None
         and expr.value.value == unit.self_name
@@ -865,18 +880,18 @@ _HANDLERS: dict[type, tuple[_Handler | None, _Handler | None]] = {}
 def _created_lazily(test: cst.BaseExpression, self_name: str | None) -> str | None:
     """The attribute a test asks whether it exists yet: `not hasattr(self, "x")`, `self.x is
     None`, `getattr(self, "x", None) is None`."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         call = test.expression
-        if isinstance(call, cst.Call) and callee_name(call) == "hasattr" and len(call.args) == 2:
+        if type(call) is cst.Call and callee_name(call) == "hasattr" and len(call.args) == 2:
             name = call.args[1].value
-            return string_value(name) if isinstance(name, cst.SimpleString) else None
+            return string_value(name) if type(name) is cst.SimpleString else None
         return None
     left = _compared_to_none(test)
-    if isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) and left.value.value == self_name:
+    if type(left) is cst.Attribute and type(left.value) is cst.Name and left.value.value == self_name:
         return left.attr.value
-    if isinstance(left, cst.Call) and callee_name(left) == "getattr" and len(left.args) >= 2:
+    if type(left) is cst.Call and callee_name(left) == "getattr" and len(left.args) >= 2:
         name = left.args[1].value
-        return string_value(name) if isinstance(name, cst.SimpleString) else None
+        return string_value(name) if type(name) is cst.SimpleString else None
     return None
 
 
@@ -1005,7 +1020,7 @@ def hand_on_containers(index: ModuleIndex) -> None:
                 for position, arg in arguments_by_position(call, callee).items():
                     if position >= len(params) or params[position] in callee.given_containers:
                         continue
-                    if isinstance(arg, cst.Name) and arg.value in caller.given_containers:
+                    if type(arg) is cst.Name and arg.value in caller.given_containers:
                         callee.given_containers[params[position]] = (caller, arg.value)
                         changed = True
 
@@ -1055,7 +1070,7 @@ def overrides(index: ModuleIndex, method: Unit) -> list[Unit]:
     """The methods of this module's subclasses that override `method`, when it is abstract (only a
     docstring and `raise NotImplementedError`, `pass` or `...`): one of them runs instead."""
     cls, node = method.cls, method.node
-    if not method.is_method or cls is None or not isinstance(node, cst.FunctionDef) or not _is_abstract(node):
+    if not method.is_method or cls is None or type(node) is not cst.FunctionDef or not _is_abstract(node):
         return []
     name = node.name.value
     return [
@@ -1067,18 +1082,18 @@ def overrides(index: ModuleIndex, method: Unit) -> list[Unit]:
 
 def _is_abstract(node: cst.FunctionDef) -> bool:
     smalls: list[cst.BaseSmallStatement] = []
-    if isinstance(node.body, cst.SimpleStatementSuite):  # `def on_batch_end(self, outputs): ...`
+    if type(node.body) is cst.SimpleStatementSuite:  # `def on_batch_end(self, outputs): ...`
         smalls += node.body.body
-    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
-        if not isinstance(statement, cst.SimpleStatementLine):
+    for statement in node.body.body if type(node.body) is cst.IndentedBlock else []:
+        if type(statement) is not cst.SimpleStatementLine:
             return False
         smalls += statement.body
     for small in smalls:
-        value = small.value if isinstance(small, cst.Expr) else None
-        if isinstance(small, cst.Pass) or isinstance(value, cst.Ellipsis | cst.SimpleString | cst.ConcatenatedString):
+        value = small.value if type(small) is cst.Expr else None
+        if type(small) is cst.Pass or isinstance(value, cst.Ellipsis | cst.SimpleString | cst.ConcatenatedString):
             continue
-        if isinstance(small, cst.Raise) and small.exc is not None:
-            raised = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+        if type(small) is cst.Raise and small.exc is not None:
+            raised = small.exc.func if type(small.exc) is cst.Call else small.exc
             if dotted_name(raised) == "NotImplementedError":
                 continue
         return False
@@ -1128,7 +1143,7 @@ def reset_only_where_hooks_registered(index: ModuleIndex, cls: ClassInfo, attrib
 
 def _registers_module_hooks(code: cst.CSTNode) -> bool:
     """Whether the code registers a module hook (`layer.register_forward_hook(...)`)."""
-    return any(isinstance(node, cst.Call) and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(code))
+    return any(type(node) is cst.Call and callee_name(node) in MODULE_HOOK_REGISTRATIONS for node in walk(code))
 
 
 def _made_here(unit: Unit, attribute: str) -> bool:
@@ -1193,11 +1208,11 @@ def run_once_calls(caller: Unit) -> set[int]:
             continue
         bodies = [node.body, *_own_methods_called(caller, node.body)]  # `self.load_model()` sets it
         filled = {
-            dotted_name(t.target) for body in bodies for inner in walk(body) if isinstance(inner, cst.Assign)
+            dotted_name(t.target) for body in bodies for inner in walk(body) if type(inner) is cst.Assign
             and not _empty_value(inner.value) for t in inner.targets
         }  # fmt: skip
         if all(name is None or name in filled for name in guarded):
-            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+            once |= {id(inner) for inner in walk(node.body) if type(inner) is cst.Call}
     return once | _flag_cleared_calls(caller)
 
 
@@ -1209,7 +1224,7 @@ def _flag_cleared_calls(caller: Unit) -> set[int]:
     if caller.cls is None:
         return once
     for node, _ in placed(caller, cst.If):
-        flag = dotted_name(node.test) if isinstance(node.test, cst.Attribute) else None
+        flag = dotted_name(node.test) if type(node.test) is cst.Attribute else None
         if (
             flag is None
             or not flag.startswith(f"{caller.self_name}.")
@@ -1217,17 +1232,17 @@ def _flag_cleared_calls(caller: Unit) -> set[int]:
         ):
             continue  # the block does not clear it (the common case: no walk of the other methods)
         methods = [m for m in caller.cls.methods.values() if m.name.value != "__init__"]
-        if isinstance(caller.node, cst.FunctionDef) and caller.node not in methods and caller.name != "__init__":
+        if type(caller.node) is cst.FunctionDef and caller.node not in methods and caller.name != "__init__":
             methods.append(caller.node)  # a redefinition (`@batch.setter`): `methods` keeps the first
         if all(literal_bool(value) is False for m in methods for value in _values_assigned(m, flag)):
-            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+            once |= {id(inner) for inner in walk(node.body) if type(inner) is cst.Call}
     return once
 
 
 def _values_assigned(tree: cst.CSTNode, target: str) -> Iterator[cst.BaseExpression]:
     """The values that `target = value` statements below `tree` assign to the dotted name."""
     for inner in walk(tree):
-        if isinstance(inner, cst.Assign) and any(dotted_name(t.target) == target for t in inner.targets):
+        if type(inner) is cst.Assign and any(dotted_name(t.target) == target for t in inner.targets):
             yield inner.value
 
 
@@ -1235,26 +1250,26 @@ def _empty_value(value: cst.BaseExpression) -> bool:
     """`[]`, `{}`, `None`, `list()`, `dict()`: what leaves a lazily set attribute unset."""
     if isinstance(value, (cst.List, cst.Dict)):
         return not value.elements
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value == "None"
-    return isinstance(value, cst.Call) and not value.args and dotted_name(value.func) in ("list", "dict")
+    return type(value) is cst.Call and not value.args and dotted_name(value.func) in ("list", "dict")
 
 
 def _either(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The operands of `a or b or c`; the test itself otherwise."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         return [*_either(test.left), *_either(test.right)]
     return [test]
 
 
 def _emptiness_tested(test: cst.BaseExpression) -> str | None:
     """`self.x` for the test `len(self.x) == 0`."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     compared = test.comparisons[0]
-    zero = isinstance(compared.comparator, cst.Integer) and compared.comparator.value == "0"
+    zero = type(compared.comparator) is cst.Integer and compared.comparator.value == "0"
     left = test.left
-    if not (zero and isinstance(compared.operator, cst.Equal) and isinstance(left, cst.Call) and len(left.args) == 1):
+    if not (zero and type(compared.operator) is cst.Equal and type(left) is cst.Call and len(left.args) == 1):
         return None
     return dotted_name(left.args[0].value) if callee_name(left) == "len" else None
 
@@ -1262,13 +1277,13 @@ def _emptiness_tested(test: cst.BaseExpression) -> str | None:
 def _first_step(test: cst.BaseExpression) -> bool:
     """`curr_iter == 0`, `self.global_step == 0`: a counter of the whole run, true on its first
     step only (not `step == 0` for a loop's `enumerate` index, true once per epoch, nor `epoch == 0`)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return False
     compared = test.comparisons[0]
-    zero = isinstance(compared.comparator, cst.Integer) and compared.comparator.value == "0"
+    zero = type(compared.comparator) is cst.Integer and compared.comparator.value == "0"
     *qualifiers, counter = (dotted_name(test.left) or "").rsplit(".", 1)[-1].lower().strip("_").split("_")
     of_the_run = bool(set(qualifiers) & _RUN_QUALIFIERS)
-    return zero and isinstance(compared.operator, cst.Equal) and counter in _STEP_WORDS and of_the_run
+    return zero and type(compared.operator) is cst.Equal and counter in _STEP_WORDS and of_the_run
 
 
 _STEP_WORDS = frozenset(["iter", "iters", "iteration", "step", "steps", "updates"])
@@ -1282,7 +1297,7 @@ def first_iteration_calls(caller: Unit) -> set[int]:
     once: set[int] = set()
     for node, place in placed(caller, cst.If):
         if place.loops and _clears_its_flag(node, place.loops):
-            once |= {id(inner) for inner in walk(node.body) if isinstance(inner, cst.Call)}
+            once |= {id(inner) for inner in walk(node.body) if type(inner) is cst.Call}
     return once
 
 
@@ -1298,13 +1313,13 @@ def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bo
     for inner in (inner for loop in loops for inner in walk(loop, into_functions=False)):
         if negated and _binds_otherwise(inner, flag):
             again = True  # `for ckpt in ...`, `ckpt, meta = ...`, `with open(p) as ckpt:`
-        if isinstance(inner, cst.AugAssign) and isinstance(inner.target, cst.Name) and inner.target.value == flag:
+        if type(inner) is cst.AugAssign and type(inner.target) is cst.Name and inner.target.value == flag:
             again = True
-        elif isinstance(inner, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == flag for t in inner.targets
+        elif type(inner) is cst.Assign and any(
+            type(t.target) is cst.Name and t.target.value == flag for t in inner.targets
         ):
-            cleared = (isinstance(inner.value, cst.Name) and inner.value.value in ("False", "None")) or (
-                isinstance(inner.value, cst.Integer) and inner.value.value == "0"
+            cleared = (type(inner.value) is cst.Name and inner.value.value in ("False", "None")) or (
+                type(inner.value) is cst.Integer and inner.value.value == "0"
             )
             if not negated:
                 ends = ends or (cleared and contains(node.body, inner))
@@ -1318,32 +1333,28 @@ def _clears_its_flag(node: cst.If, loops: tuple[cst.For | cst.While, ...]) -> bo
 
 def _binds_otherwise(node: cst.CSTNode, name: str) -> bool:
     """A binding of `name` other than `name = value`: a loop's target, unpacking, `as`."""
-    if isinstance(node, cst.For):
+    if type(node) is cst.For:
         target: cst.BaseExpression | None = node.target
-    elif isinstance(node, cst.AsName):
+    elif type(node) is cst.AsName:
         target = node.name
-    elif isinstance(node, cst.Assign):
-        target = next((t.target for t in node.targets if not isinstance(t.target, cst.Name)), None)
+    elif type(node) is cst.Assign:
+        target = next((t.target for t in node.targets if type(t.target) is not cst.Name), None)
     else:
         return False
-    return target is not None and name in {n.value for n in walk(target) if isinstance(n, cst.Name)}
+    return target is not None and name in {n.value for n in walk(target) if type(n) is cst.Name}
 
 
 def _flag_tested(test: cst.BaseExpression) -> tuple[str | None, bool]:
     """The local name an `if` tests, and whether the test is that it is unset: `flag`, `not
     flag`, `flag is False`, `flag is None`, `flag == False`."""
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return test.value, False
-    if (
-        isinstance(test, cst.UnaryOperation)
-        and isinstance(test.operator, cst.Not)
-        and isinstance(test.expression, cst.Name)
-    ):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Name:
         return test.expression.value, True
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name:
         compared = test.comparisons[0]
         flag = literal_bool(compared.comparator)
-        none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
+        none = type(compared.comparator) is cst.Name and compared.comparator.value == "None"
         if isinstance(compared.operator, (cst.Is, cst.Equal)) and (flag is not None or none):
             return test.left.value, flag is not True
     return None, False
@@ -1356,16 +1367,16 @@ def _own_methods_called(caller: Unit, body: cst.CSTNode) -> list[cst.FunctionDef
         return []
     found = []
     for inner in walk(body):
-        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+        if type(inner) is cst.Call and type(inner.func) is cst.Attribute:
             owner = inner.func.value
-            if isinstance(owner, cst.Name) and owner.value == caller.self_name and inner.func.attr.value in cls.methods:
+            if type(owner) is cst.Name and owner.value == caller.self_name and inner.func.attr.value in cls.methods:
                 found.append(cls.methods[inner.func.attr.value])
     return found
 
 
 def _lazily_set(test: cst.BaseExpression) -> str | None:
     """`self.x` for the tests `self.x is None` and `not self.x`."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return dotted_name(test.expression)
     left = _compared_to_none(test)
     return dotted_name(left) if left is not None else None
@@ -1373,11 +1384,11 @@ def _lazily_set(test: cst.BaseExpression) -> str | None:
 
 def _compared_to_none(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """`x` for the test `x is None`."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     compared = test.comparisons[0]
-    none = isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
-    return test.left if isinstance(compared.operator, cst.Is) and none else None
+    none = type(compared.comparator) is cst.Name and compared.comparator.value == "None"
+    return test.left if type(compared.operator) is cst.Is and none else None
 
 
 def callees(index: ModuleIndex, caller: Unit) -> Iterator[tuple[cst.Call, Unit]]:
@@ -1390,12 +1401,12 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
     """The functions of this module a call runs: a function, a method of `self` or of an object
     stored on `self`, or the `__call__` of an object stored on `self` (a transform)."""
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         found = caller.lookup_def(func.value)
         return [found] if found is not None else []
-    if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Attribute, cst.Subscript)):
+    if type(func) is cst.Attribute and isinstance(func.value, (cst.Attribute, cst.Subscript)):
         return member_methods(index, func, caller)  # `self.queue.enqueue(k)`, `self.meters["loss"].push(v)`
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and caller.cls is not None):
+    if not (type(func) is cst.Attribute and type(func.value) is cst.Name and caller.cls is not None):
         return []
     if func.value.value != caller.self_name:
         return []
@@ -1445,7 +1456,7 @@ def _class_of(value: cst.BaseExpression, unit: Unit) -> str | None:
 def annotated_class(name: str, unit: Unit) -> str | None:
     """The one class the annotation of `unit`'s parameter `name` gives (`x: Cls`, `x: Cls | None`)."""
     node = unit.node
-    params = all_params(node.params) if isinstance(node, cst.FunctionDef) else []
+    params = all_params(node.params) if type(node) is cst.FunctionDef else []
     return next((single_class(annotation_words(p)) for p in params if p.name.value == name), None)
 
 
@@ -1461,9 +1472,9 @@ def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
             return set(dotted.split("."))
     words: set[str] = set()
     for node in [annotation, *walk(annotation)]:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             words.add(node.value)
-        elif isinstance(node, cst.SimpleString):  # "torch.Tensor" as a string annotation
+        elif type(node) is cst.SimpleString:  # "torch.Tensor" as a string annotation
             words.update(node.value.strip("'\"").replace("[", " ").replace("]", " ").replace(".", " ").split())
     return words
 
@@ -1472,9 +1483,9 @@ def holds_tensors(cls: ClassInfo) -> bool:
     """A record with a field annotated as a tensor (`state: torch.Tensor` in a dataclass of
     transitions): an instance keeps the tensors it is built from, where they are."""
     return cls.is_record and any(
-        isinstance(small, cst.AnnAssign) and "Tensor" in annotation_words(small)
+        type(small) is cst.AnnAssign and "Tensor" in annotation_words(small)
         for statement in cls.node.body.body
-        if isinstance(statement, cst.SimpleStatementLine)
+        if type(statement) is cst.SimpleStatementLine
         for small in statement.body
     )
 
@@ -1529,20 +1540,18 @@ def outer_container(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def emptied_each(loop: cst.For | cst.While) -> list[cst.BaseExpression]:
     """`for buf in (self.inputs, self.outputs): buf.clear()`: the containers it empties, each."""
-    if not (
-        isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Tuple | cst.List)
-    ):
+    if not (type(loop) is cst.For and type(loop.target) is cst.Name and isinstance(loop.iter, cst.Tuple | cst.List)):
         return []
     name = loop.target.value
-    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    body = loop.body.body if type(loop.body) is cst.IndentedBlock else []
     clears = any(
-        isinstance(small, cst.Expr)
-        and isinstance(small.value, cst.Call)
+        type(small) is cst.Expr
+        and type(small.value) is cst.Call
         and callee_name(small.value) == "clear"
-        and isinstance(receiver(small.value), cst.Name)
+        and type(receiver(small.value)) is cst.Name
         and cast(cst.Name, receiver(small.value)).value == name
         for line in body
-        if isinstance(line, cst.SimpleStatementLine)
+        if type(line) is cst.SimpleStatementLine
         for small in line.body
     )
     return [element.value for element in loop.iter.elements] if clears else []
@@ -1583,7 +1592,7 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
         else:
             extra.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
     kwargs = node.params.star_kwarg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
-    if extra and isinstance(kwargs, cst.Param) and kwargs.name.value in params:
+    if extra and type(kwargs) is cst.Param and kwargs.name.value in params:
         # `log(loss=loss)`, `log(**stats)`: `values` holds them
         found[params.index(kwargs.name.value)] = cst.Dict(extra)
     return found
@@ -1592,7 +1601,7 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
 def constructor_arguments(index: ModuleIndex, init: Unit, param: str) -> list[tuple[cst.BaseExpression, Unit]]:
     """What the file's `Cls(...)` calls give `__init__`'s parameter, with the unit of each call:
     `SpeechCommands(items, transform=GPUAugment())` gives `transform` a `GPUAugment`."""
-    if init.cls is None or not isinstance(init.node, cst.FunctionDef):
+    if init.cls is None or type(init.node) is not cst.FunctionDef:
         return []
     params = [p.name.value for p in init.argument_params]
     if param not in params:
@@ -1643,7 +1652,7 @@ def _projected_name(expr: cst.BaseExpression) -> str | None:
         return None
     while isinstance(expr, (cst.Subscript, cst.Attribute)):
         expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
@@ -1660,7 +1669,7 @@ def _follow_bindings(reached: set[str], unit: Unit, index: ModuleIndex) -> None:
 
 def _note_producer(value: cst.BaseExpression, unit: Unit, index: ModuleIndex) -> None:
     """A plain call whose result reaches a loss or `backward()` is a module's call."""
-    if not isinstance(value, cst.Call) or index.imports.qualify(value.func) is not None:
+    if type(value) is not cst.Call or index.imports.qualify(value.func) is not None:
         return
     callee = dotted_name(value.func)
     head, _, attribute = (callee or "").partition(".")
@@ -1715,7 +1724,7 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
     """`forward` of any class (a plain wrapper's runs once per step too), and per-step methods."""
     for unit in index.units:
         cls = unit.cls
-        if cls is None or cls.is_autograd_function or not isinstance(unit.node, cst.FunctionDef):
+        if cls is None or cls.is_autograd_function or type(unit.node) is not cst.FunctionDef:
             continue
         if index.method_units.get(id(unit.node)) is not unit or _is_static(unit.node):
             continue
@@ -1757,7 +1766,7 @@ def steps_once(unit: Unit) -> bool:
     builds and backpropagates a graph once per run: the caller loops."""
     if not unit.backpropagated or unit.name in ("__init__", "<module>"):
         return False
-    handed = isinstance(unit.node, cst.FunctionDef) and bool(unit.argument_params)
+    handed = type(unit.node) is cst.FunctionDef and bool(unit.argument_params)
     calls = placed(unit, cst.Call)
     # Passes that step no optimizer backpropagate to the input, not to train: Langevin sampling,
     # an adversarial attack's `for _ in range(steps): loss.backward(); x = x + a * x.grad.sign()`.
@@ -1772,7 +1781,7 @@ def steps_once(unit: Unit) -> bool:
 def _passes(loop: cst.For | cst.While) -> bool:
     """`for _ in range(self.args.epochs)`: a count of passes, not a loop over data (`range(len(X))`,
     `range(0, n, batch_size)` index data)."""
-    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or callee_name(loop.iter) != "range":
+    if type(loop) is not cst.For or type(loop.iter) is not cst.Call or callee_name(loop.iter) != "range":
         return False
     args = loop.iter.args
     return len(args) == 1 and isinstance(args[0].value, (cst.Name, cst.Attribute, cst.Integer))
@@ -1815,7 +1824,7 @@ def _assign_event_handler_roles(index: ModuleIndex, registrations: list[tuple[cs
     attached to: the one its registration names, or any of the file's."""
     handlers = [(call, unit, _registered(index, call.args[1].value, unit)) for call, unit in registrations]
     for unit in index.units:
-        for decorator in unit.node.decorators if isinstance(unit.node, cst.FunctionDef) and unit.parent else ():
+        for decorator in unit.node.decorators if type(unit.node) is cst.FunctionDef and unit.parent else ():
             on = decorator.decorator
             if type(on) is cst.Call and callee_name(on) == "on" and receiver(on) is not None and on.args:
                 handlers.append((on, unit.parent, [unit]))  # type: ignore[arg-type]
@@ -1830,7 +1839,7 @@ def _assign_event_handler_roles(index: ModuleIndex, registrations: list[tuple[cs
 
 def _registered(index: ModuleIndex, handler: cst.BaseExpression, unit: Unit) -> list[Unit]:
     """The functions a handler given to `add_event_handler` runs: `self` runs its `__call__`."""
-    if isinstance(handler, cst.Name) and handler.value == unit.self_name and unit.cls is not None:
+    if type(handler) is cst.Name and handler.value == unit.self_name and unit.cls is not None:
         method = method_of(index, unit.cls, "__call__")
         return [method] if method is not None else []
     return [target for target, _, _ in resolve_callable(index, handler, unit)]
@@ -1858,7 +1867,7 @@ def _engines_named(index: ModuleIndex, engine: cst.BaseExpression | None, unit: 
 def _engines_bound(
     index: ModuleIndex, engine: cst.BaseExpression | None, unit: Unit, depth: int
 ) -> list[tuple[cst.Call, Unit]]:
-    if not isinstance(engine, cst.Name) or depth > 2:
+    if type(engine) is not cst.Name or depth > 2:
         return []
     bound = list(unit.lookup_bindings(engine.value))
     for value in list(bound):  # `trainer = create_trainer(...)`, a function of the file returning `Engine(update)`
@@ -1868,7 +1877,7 @@ def _engines_bound(
         bound += returned_values(factory) if factory is not None else []
     named = [(call, maker) for call, maker in index.engines if any(value is call for value in bound)]
     params = [p.name.value for p in unit.argument_params]
-    if named or engine.value not in params or not isinstance(unit.node, cst.FunctionDef):
+    if named or engine.value not in params or type(unit.node) is not cst.FunctionDef:
         return named
     found: list[tuple[cst.Call, Unit]] = []
     for caller in index.units:
@@ -1927,12 +1936,12 @@ def _assign_unseen_hook_roles(index: ModuleIndex) -> None:
         # (`__call__` is a per-step method by its name alone: a hook's parameters say more)
         if set(unit.roles) - ({Role.STEP} if unit.name == "__call__" else set()):
             continue
-        if not isinstance(unit.node, cst.FunctionDef) or unit.name in index.named_calls:
+        if type(unit.node) is not cst.FunctionDef or unit.name in index.named_calls:
             continue
         names = [p.name.value for p in unit.argument_params]
         if len(names) == 4 and names[2] in ("kwargs", "_kwargs"):
             names = [names[0], names[1], names[3]]  # `with_kwargs=True`: (module, args, kwargs, output)
-        if len(names) != 3 or isinstance(unit.node.params.star_arg, cst.Param):
+        if len(names) != 3 or type(unit.node.params.star_arg) is cst.Param:
             continue
         module, given, made = (name.lower() for name in names)
         if (
@@ -1960,7 +1969,7 @@ _HOOK_OUTPUT_NAMES = frozenset(
 def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, unit: Unit) -> None:
     """What a registration binds for the life of the hook: the arguments of `partial(save, acts)`
     to `save`'s parameters, those of a factory `make_hook(acts)` to the factory's."""
-    if not isinstance(hook, cst.Call) or not hook.args:
+    if type(hook) is not cst.Call or not hook.args:
         return
     if (index.imports.qualify(hook.func) or dotted_name(hook.func)) in ("functools.partial", "partial"):
         targets = [target for target, _, _ in resolve_callable(index, hook.args[0].value, unit)]
@@ -1969,7 +1978,7 @@ def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, uni
         targets = [factory for factory, _, _ in resolve_callable(index, hook.func, unit)]
         bound = hook
     for target in targets:
-        if not isinstance(target.node, cst.FunctionDef):
+        if type(target.node) is not cst.FunctionDef:
             continue
         params = [p.name.value for p in target.argument_params]
         for position, arg in arguments_by_position(bound, target).items():
@@ -2016,7 +2025,7 @@ def _assign_unseen_loader_roles(index: ModuleIndex, in_main_process: set[int]) -
                     why = f"`{cls.name}.{method}`, which DataLoader workers run when `num_workers > 0`"
                     candidates.append((index.method_units[id(node)], why, cls.name))
     for unit in index.units:
-        name = unit.name.lower() if isinstance(unit.node, cst.FunctionDef) else ""
+        name = unit.name.lower() if type(unit.node) is cst.FunctionDef else ""
         # Given the samples or the worker's id: not `test_collate_checkpoint()`, which pytest runs.
         given = bool(unit.argument_params) and not name.startswith("test")
         if given and ("collate" in name or "worker_init" in name) and unit.name not in index.pool_initializers:
@@ -2037,11 +2046,11 @@ def is_dataset_class(index: ModuleIndex, cls: ClassInfo) -> bool:
 
 
 def _is_zero(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return expr.evaluated_value == 0
-    if isinstance(expr, cst.Name):  # NUM_WORKERS = 0 at module level
+    if type(expr) is cst.Name:  # NUM_WORKERS = 0 at module level
         values = index.module_unit.bindings.get(expr.value, [])
-        return bool(values) and all(isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in values)
+        return bool(values) and all(type(v) is cst.Integer and v.evaluated_value == 0 for v in values)
     return False
 
 
@@ -2050,10 +2059,10 @@ def _instance_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, 
     name or `self` attribute assigned one."""
     if depth > 3:
         return []
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in index.classes:
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in index.classes:
         return [index.classes[expr.func.value]]
     values: list[cst.BaseExpression] = []
-    if isinstance(expr, cst.Name) and expr.value != unit.self_name:
+    if type(expr) is cst.Name and expr.value != unit.self_name:
         values = unit.lookup_bindings(expr.value)
     elif (attribute := self_attribute(unit, expr)) is not None and unit.cls is not None:
         values = [v for cls in lineage(index.classes, unit.cls) for v, _ in cls.attribute_values.get(attribute, [])]
@@ -2067,9 +2076,9 @@ def resolve_callable(
     many leading ones, and which by keyword, to what."""
     if depth > 3:
         return []
-    if isinstance(expr, cst.Lambda):
+    if type(expr) is cst.Lambda:
         return [(index.unit_for_lambda(expr), 0, {})]
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         found = unit.lookup_def(expr.value)
         if found is not None:
             return [(found, 0, {})]
@@ -2080,14 +2089,14 @@ def resolve_callable(
             for value, caller in constructor_arguments(index, unit, expr.value):
                 results.extend(resolve_callable(index, value, caller, depth + 1))
         return results
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         name = expr.attr.value
-        own = isinstance(expr.value, cst.Name) and expr.value.value == unit.self_name
+        own = type(expr.value) is cst.Name and expr.value.value == unit.self_name
         # `self.keep`, or a bound method of a helper object: `Keeper(self).keep`, `keeper.keep`.
         classes = ([unit.cls] if unit.cls else []) if own else _instance_classes(index, expr.value, unit, depth + 1)
         methods = [cls.methods[name] for made in classes for cls in lineage(index.classes, made) if name in cls.methods]
         return [(index.method_units[id(methods[0])], 0, {})] if methods else []
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         qualified = index.imports.qualify(expr.func) or dotted_name(expr.func)
         if qualified in ("functools.partial", "partial") and expr.args:
             positional = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
@@ -2096,7 +2105,7 @@ def resolve_callable(
                 (target, skip + positional, {**keys, **keywords})
                 for target, skip, keys in resolve_callable(index, expr.args[0].value, unit, depth + 1)
             ]
-        if isinstance(expr.func, cst.Name):
+        if type(expr.func) is cst.Name:
             cls = index.classes.get(expr.func.value)
             if cls is not None and "__call__" in cls.methods:  # a callable class instance
                 return [(index.method_units[id(cls.methods["__call__"])], 0, {})]
@@ -2116,9 +2125,9 @@ def resolve_callable(
 def returned_values(unit: Unit) -> list[cst.BaseExpression]:
     """What a function's own `return` statements give (not those of functions nested in it)."""
     node = unit.node
-    if isinstance(node, cst.Lambda):
+    if type(node) is cst.Lambda:
         return [node.body]
-    if not isinstance(node, cst.FunctionDef):
+    if type(node) is not cst.FunctionDef:
         return []
     return [n.value for n in walk(node.body, into_functions=False) if type(n) is cst.Return and n.value is not None]
 
@@ -2126,10 +2135,10 @@ def returned_values(unit: Unit) -> list[cst.BaseExpression]:
 def _dataset_classes(index: ModuleIndex, expr: cst.BaseExpression, unit: Unit, depth: int = 0) -> list[ClassInfo]:
     if depth > 3:
         return []
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+    if type(expr) is cst.Call and type(expr.func) is cst.Name:
         cls = index.classes.get(expr.func.value)
         return [cls] if cls is not None else []
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         found: list[ClassInfo] = []
         for value in unit.lookup_bindings(expr.value):
             found.extend(_dataset_classes(index, value, unit, depth + 1))
@@ -2161,7 +2170,7 @@ def _shares_annotated_fields(info: ClassInfo, node: cst.ClassDef, decorators: se
 def _is_class_var(annotation: cst.Annotation) -> bool:
     """`ClassVar[dict]`: a class attribute even in a dataclass."""
     hint = annotation.annotation
-    name = dotted_name(hint.value if isinstance(hint, cst.Subscript) else hint) or ""
+    name = dotted_name(hint.value if type(hint) is cst.Subscript else hint) or ""
     return name.rsplit(".", 1)[-1] == "ClassVar"
 
 
@@ -2178,13 +2187,13 @@ def _base_name(expr: cst.BaseExpression, imports: Imports) -> str | None:
 
 
 def _is_static(node: cst.FunctionDef) -> bool:
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+    return any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
 def all_params(params: cst.Parameters) -> list[cst.Param]:
     """Every parameter: positional-only, plain, keyword-only, `*args` and `**kwargs`."""
     found = [*params.posonly_params, *params.params, *params.kwonly_params]
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         found.append(params.star_arg)
     if params.star_kwarg is not None:
         found.append(params.star_kwarg)
@@ -2198,7 +2207,7 @@ def field_factory(call: cst.Call) -> cst.BaseExpression | None:
     if name in ("field", "Field", "ib", "attrib"):
         made = argument(call, "default_factory") or argument(call, "factory")
         default = argument(call, "default")
-        if made is None and isinstance(default, cst.Call):
+        if made is None and type(default) is cst.Call:
             return field_factory(default)
         return made
     return argument(call, "factory", 0) if name == "Factory" else None
@@ -2208,11 +2217,14 @@ def field_factory(call: cst.Call) -> cst.BaseExpression | None:
 _GENERATED_INIT = cst.FunctionDef(cst.Name("__init__"), cst.Parameters(), cst.IndentedBlock([]))
 
 
+_CONTAINER_DISPLAYS = frozenset([cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp])
+
+
 def makes_container(value: cst.BaseExpression) -> bool:
     """`[]`, `{}`, `set()`, `defaultdict(list)`: a new list, dict or set, which only grows."""
-    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+    if type(value) in _CONTAINER_DISPLAYS:
         return True
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     name = callee_name(value)
     if name == "deque":
@@ -2222,14 +2234,14 @@ def makes_container(value: cst.BaseExpression) -> bool:
 
 def _makes_new_tensor(value: cst.BaseExpression) -> bool:
     """`torch.zeros(n)`, `torch.zeros(1).repeat(b, n)`, `Variable(inputs.data.new(b, t).zero_())`."""
-    while isinstance(value, cst.Call):
+    while type(value) is cst.Call:
         name = callee_name(value)
         if name in _NEW_TENSORS:
             return True
         if name == "Variable" and value.args:  # PyTorch < 0.4 wraps tensors; the wrapper adds no history
             value = value.args[0].value
             continue
-        if not isinstance(value.func, cst.Attribute):
+        if type(value.func) is not cst.Attribute:
             return False
         value = value.func.value
     return False
@@ -2244,7 +2256,7 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         # not `x = x.zero_()` nor `x = torch.zeros_like(x)`: the tensor, or the history chained to it, stays
         return not any(node.deep_equals(target) for node in walk(value))
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and any(
-        isinstance(e, cst.StarredElement) and e.value.deep_equals(target) for e in value.elements
+        type(e) is cst.StarredElement and e.value.deep_equals(target) for e in value.elements
     ):
         return False  # `xs = [*xs, h]` keeps every item and adds one
     if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
@@ -2252,7 +2264,7 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
     if isinstance(value, (cst.ListComp, cst.DictComp)):
         # `self._buckets = [[] for _ in devices]`, `{k: [] for k in keys}`: fresh empty lists
         return resets_container(value.elt if isinstance(value, cst.ListComp) else value.value, target)
-    if isinstance(value, cst.Call) and callee_name(value) in (
+    if type(value) is cst.Call and callee_name(value) in (
         "list",
         "dict",
         "set",
@@ -2260,5 +2272,5 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         "OrderedDict",
         "deque",
     ):
-        return not value.args or (isinstance(value.func, cst.Name) and value.func.value == "defaultdict")
-    return isinstance(value, cst.Subscript) and value.value.deep_equals(target)
+        return not value.args or (type(value.func) is cst.Name and value.func.value == "defaultdict")
+    return type(value) is cst.Subscript and value.value.deep_equals(target)

@@ -101,7 +101,7 @@ class Imports:
 
 
 def _as_name(asname: cst.AsName) -> str | None:
-    return asname.name.value if isinstance(asname.name, cst.Name) else None
+    return asname.name.value if type(asname.name) is cst.Name else None
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -180,15 +180,16 @@ def _loads(node: cst.CSTNode, *, chains: bool = False) -> Iterator[str]:
             stack.extend(children(current))
 
 
+_LITERALS = frozenset([cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString])
+
+
 def is_literal(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
-        isinstance(expr, cst.Name) and expr.value in ("None", "True", "False")
-    )
+    return type(expr) in _LITERALS or (type(expr) is cst.Name and expr.value in ("None", "True", "False"))
 
 
 def string_value(expr: cst.BaseExpression) -> str | None:
     """The text of a plain string literal, or the literal head of an f-string."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         text = expr.value
         if "\\" not in text and text[0] in "'\"":  # no prefix, no escape: the text between the quotes
             quotes = 3 if text[:3] in ('"""', "'''") and len(text) >= 6 else 1
@@ -198,9 +199,9 @@ def string_value(expr: cst.BaseExpression) -> str | None:
         except Exception:
             return None
         return value if isinstance(value, str) else None
-    if isinstance(expr, cst.FormattedString) and expr.parts:
+    if type(expr) is cst.FormattedString and expr.parts:
         head = expr.parts[0]
-        if isinstance(head, cst.FormattedStringText):
+        if type(head) is cst.FormattedStringText:
             return head.value
     return None
 
@@ -214,7 +215,7 @@ def class_word(class_name: str) -> str:
 
 def steps_an_optimizer(call: cst.Call) -> bool:
     """`optimizer.step()`, `self.opt.step()`, `scaler.step(optimizer)`: a parameter update."""
-    if callee_name(call) != "step" or not isinstance(call.func, cst.Attribute):
+    if callee_name(call) != "step" or type(call.func) is not cst.Attribute:
         return False
     owner = (dotted_name(call.func.value) or "").lower()
     return "scaler" in owner or (not call.args and ("optim" in owner or owner.rsplit(".", 1)[-1] == "opt"))
@@ -239,14 +240,14 @@ def class_words(class_name: str) -> list[str]:
 
 def literal_bool(expr: cst.BaseExpression) -> bool | None:
     """`True` or `False` written as such; None for anything else."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
     return None
 
 
 def grad_mode_of(expr: cst.BaseExpression) -> bool | None:
     """The grad mode inside `with expr:` or under `@expr`, by the name called (`grad_mode_set_by`)."""
-    call = expr if isinstance(expr, cst.Call) else None
+    call = expr if type(expr) is cst.Call else None
     name = (dotted_name(call.func if call is not None else expr) or "").rsplit(".", 1)[-1]
     argument = literal_bool(call.args[0].value) if call is not None and call.args else None
     mode = grad_mode_set_by(name, argument, call is not None and bool(call.args))

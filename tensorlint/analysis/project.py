@@ -503,7 +503,7 @@ class Project:
         if facts is None or self._texts.get(key) != source:
             return None
         tree = facts.index.module_unit.node
-        return tree if isinstance(tree, cst.Module) else None
+        return tree if type(tree) is cst.Module else None
 
     def release_dropped(self) -> None:
         """Free the modules dropped while a file was checked: what the kept modules learnt from

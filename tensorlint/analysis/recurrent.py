@@ -50,7 +50,7 @@ def retain_graph_flag(call: cst.Call) -> cst.Arg | None:
     """A backward call's `retain_graph=True`, spelled as the literal (a variable may be False)."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "retain_graph":
-            return arg if isinstance(arg.value, cst.Name) and arg.value.value == "True" else None
+            return arg if type(arg.value) is cst.Name and arg.value.value == "True" else None
     return None
 
 
@@ -92,7 +92,7 @@ def carried_states(facts: Facts, unit: Unit) -> list[CarriedState]:
             for outer in place.loops
             for call in loop_calls(unit, outer)
         )
-        fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
+        fresh = target_names(loop.target) if type(loop) is cst.For else set()
         for state in _states(facts, unit, loop.body, fresh, backwards, loop):
             if id(state.node) in seen or id(state.node) in no_grad.nodes:
                 continue
@@ -125,9 +125,9 @@ def _states(
     for node in own_nodes(body):
         if isinstance(node, (cst.For, cst.CompFor)):
             origins.update((name, set()) for name in target_names(node.target))  # an inner loop's variables
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
+        elif type(node) is cst.WithItem and node.asname is not None:
             origins.update((name, set()) for name in target_names(node.asname.name))
-        if isinstance(node, cst.AnnAssign) and node.value is not None:
+        if type(node) is cst.AnnAssign and node.value is not None:
             # `out: GeneratorOutput = await self.generate(batch)`: started afresh, as by `=`
             if not _cuts(facts, unit, node.value) and references(node.value) & set(target_names(node.target)):
                 continue
@@ -136,7 +136,7 @@ def _states(
                     restarted.add(name)
                 origins[name] = set()
             continue
-        if not isinstance(node, cst.Assign):
+        if type(node) is not cst.Assign:
             continue
         assigns.append(node)
         targets = {name for target in node.targets for name in target_names(target.target)}
@@ -165,7 +165,7 @@ def _evaluates_a_stream(facts: Facts, unit: Unit, loop: cst.For | cst.While) -> 
     """A loop without `backward()` over a loader's batches (not `range(num_batches)`: tiles,
     chunks), with gradients on as far as the file shows: an evaluation over a stream, whose
     carried state drags a graph that nothing frees. Decoding time steps end with the call."""
-    if not isinstance(loop, cst.For) or (isinstance(loop.iter, cst.Call) and callee_name(loop.iter) == "range"):
+    if type(loop) is not cst.For or (type(loop.iter) is cst.Call and callee_name(loop.iter) == "range"):
         return False
     return iterates_loader(loop, unit, facts.imports) and not _called_under_no_grad(facts, unit)
 
@@ -181,7 +181,7 @@ def _started_outside(facts: Facts, unit: Unit, loop: cst.For | cst.While, names:
     loop over time steps (in the function, or in a loop around it)."""
     inside = {id(node) for node in own_nodes(loop)}
     for node in own_nodes(unit.node):
-        if isinstance(node, cst.Assign) and id(node) not in inside:
+        if type(node) is cst.Assign and id(node) not in inside:
             written = {name for target in node.targets for name in target_names(target.target)}
             reads = references(node.value)
             if any(name in written and (name not in reads or _cuts(facts, unit, node.value)) for name in names):
@@ -205,7 +205,7 @@ def _guarded(body: cst.CSTNode) -> dict[str, set[int]]:
     the state once, not every time."""
     guarded: dict[str, set[int]] = {}
     for node in own_nodes(body):
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             for name in references(node.test):
                 guarded.setdefault(name, set()).update(id(inner) for inner in own_nodes(node.body))
     return guarded
@@ -216,7 +216,7 @@ def _detached_by_calls(facts: Facts, unit: Unit, body: cst.CSTNode, names: set[s
     `self.detach_hidden()` (a call on the owner without arguments cuts the owner's state)."""
     detached: set[str] = set()
     for node in own_nodes(body):
-        if isinstance(node, cst.Call) and _cutting_call(facts, unit, node, 0):
+        if type(node) is cst.Call and _cutting_call(facts, unit, node, 0):
             detached |= names & references(node)
             owner = receiver(node)
             if owner is not None and not node.args:
@@ -228,9 +228,9 @@ def _detached_by_calls(facts: Facts, unit: Unit, body: cst.CSTNode, names: set[s
 def _cuts(facts: Facts, unit: Unit, value: cst.BaseExpression) -> bool:
     """Whether a value drops the graph of what it reads: `.detach()`, `.data`, `repackage_hidden(h)`."""
     for node in [value, *own_nodes(value)]:
-        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        if type(node) is cst.Attribute and node.attr.value == "data":
             return True
-        if isinstance(node, cst.Call) and _cutting_call(facts, unit, node, 0):
+        if type(node) is cst.Call and _cutting_call(facts, unit, node, 0):
             return True
     return False
 
@@ -244,9 +244,9 @@ def _cutting_call(facts: Facts, unit: Unit, call: cst.Call, depth: int) -> bool:
         return False
     for helper in _helpers(facts, unit, call):
         for node in own_nodes(helper.node):
-            if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            if type(node) is cst.Attribute and node.attr.value == "data":
                 return True
-            if isinstance(node, cst.Call) and _cutting_call(facts, helper, node, depth + 1):
+            if type(node) is cst.Call and _cutting_call(facts, helper, node, depth + 1):
                 return True
     return False
 
@@ -293,9 +293,9 @@ def _called_per_batch_on_self(facts: Facts, method: Unit) -> bool:
         for call, place in placed(other, cst.Call):
             func = call.func
             if (
-                isinstance(func, cst.Attribute)
+                type(func) is cst.Attribute
                 and func.attr.value == method.name
-                and isinstance(func.value, cst.Name)
+                and type(func.value) is cst.Name
                 and func.value.value == other.self_name
                 and any(is_training_iteration(loop, other, facts.imports) for loop in place.loops)
             ):
@@ -333,7 +333,7 @@ def _fed_to_model(facts: Facts, unit: Unit, value: cst.BaseExpression, origins: 
     """The earlier runs' names whose values `value` passes as arguments to a module call."""
     held: set[str] = set()
     for node in [value, *own_nodes(value)]:
-        if isinstance(node, cst.Call) and _calls_module(facts, unit, node):
+        if type(node) is cst.Call and _calls_module(facts, unit, node):
             for arg in node.args:
                 held |= {old for name in references(arg.value) for old in origins.get(name, {name})}
     return held
@@ -360,7 +360,7 @@ def _calls_module(facts: Facts, unit: Unit, call: cst.Call) -> bool:
             return True
         if is_model_name(last) or any(word in last.lower() for word in _RECURRENT_WORDS):
             return True
-        if not isinstance(expr, cst.Attribute):
+        if type(expr) is not cst.Attribute:
             break
         expr = expr.value
     return False

@@ -75,15 +75,14 @@ def mentions(expr: cst.BaseExpression, dotted: str) -> bool:
 def removes_handles(scope: cst.CSTNode, container: str) -> bool:
     """`for h in self.handles: h.remove()` (or a comprehension that does it) in the function."""
     for node in own_nodes(scope):
-        if isinstance(node, cst.For):
+        if type(node) is cst.For:
             iterated = [node.iter]
         elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            iterated = [inner.iter for inner in own_nodes(node) if isinstance(inner, cst.CompFor)]
+            iterated = [inner.iter for inner in own_nodes(node) if type(inner) is cst.CompFor]
         else:
             continue
         if any(mentions(expr, container) for expr in iterated) and any(
-            isinstance(inner, cst.Call) and callee_name(inner) == "remove" and not inner.args
-            for inner in own_nodes(node)
+            type(inner) is cst.Call and callee_name(inner) == "remove" and not inner.args for inner in own_nodes(node)
         ):
             return True
     return False
@@ -114,7 +113,7 @@ def _placed_in_loop(
 
 def iterates_loader(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     """`for batch in loader`, `enumerate(tqdm(train_dataloader))`: a loop over a DataLoader's batches."""
-    return isinstance(loop, cst.For) and iterates_data(loop.iter, unit, imports, loop.target)
+    return type(loop) is cst.For and iterates_data(loop.iter, unit, imports, loop.target)
 
 
 def iterates_data(
@@ -191,7 +190,7 @@ def _indexes_given(node: cst.CSTNode, given: set[str]) -> bool:
     return any(
         type(n) is cst.Subscript
         and _reads_given(n.value, given)
-        and any(isinstance(element.slice, cst.Index) for element in n.slice)
+        and any(type(element.slice) is cst.Index for element in n.slice)
         for n in walk(node)
     )
 
@@ -224,14 +223,14 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
         if any(fetches_next(inner) for inner in calls_in(fill)):
             return False
         extended = (
-            fill.args[0].value if isinstance(fill, cst.Call) and callee_name(fill) == "extend" and fill.args else None
+            fill.args[0].value if type(fill) is cst.Call and callee_name(fill) == "extend" and fill.args else None
         )
         if extended is not None and type(extended) not in (cst.List, cst.Tuple) and _reads_given(extended, given):
             return False  # `batches.extend(loader)`: the items of what the function was given
         if _indexes_given(fill, given):
             return False  # `batches.append(self.dataset[i])`: an item of it (a slice `ids[a:b]` is a piece)
         for loop in place.loops:
-            if isinstance(loop, cst.For) and (
+            if type(loop) is cst.For and (
                 batch_starts(loop.iter)
                 or counts_batches(loop.iter, loop.target)
                 or _iterates_data(loop.iter, unit, imports, depth - 1)
@@ -247,7 +246,7 @@ def _wraps_data(value: cst.BaseExpression, unit: Unit, imports: Imports, depth: 
     """Whether a bound value is data or an iterator over it: a name for data, or a call that wraps
     one given first (`tqdm(loader, desc=...)`, `enumerate(iter(loader))`); not a call that
     merely takes a dataset by keyword (`Normalizer(dataset=train_dataset)`)."""
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         wrapper = (callee_name(value) or "").lower()
         if wrapper not in _ITERATOR_WRAPPERS and "prefetch" not in wrapper:
             return False  # `get_transformers(train_dataset)` builds something from the data
@@ -279,7 +278,7 @@ def hands_over_data(call: cst.Call, made_here: Collection[str] = ()) -> bool:
     """A call of a function given a loader or an iterator of batches, by its name:
     `train_epoch(model, train_iter)` in a loop over epochs (not `len(dataset)`, nor `loss(data)`
     for a `data` that the loop's body itself makes: a batch, not a loader)."""
-    if not isinstance(call.func, cst.Name) or call.func.value in _BUILTIN_CALLS:
+    if type(call.func) is not cst.Name or call.func.value in _BUILTIN_CALLS:
         return False
     return any(
         isinstance(arg.value, (cst.Name, cst.Attribute))
@@ -300,9 +299,9 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
     if iterates_loader(loop, unit, imports) or iterates_examples(loop, unit):
         return True
     for call in loop_calls(unit, loop):
-        if isinstance(call.func, cst.Name) and fetches_next(call):
+        if type(call.func) is cst.Name and fetches_next(call):
             return True
-        step = unit.lookup_def(call.func.value) if isinstance(call.func, cst.Name) else None
+        step = unit.lookup_def(call.func.value) if type(call.func) is cst.Name else None
         if step is not None and step is not unit and steps_once(step):
             return True
         if steps_an_optimizer(call):
@@ -353,18 +352,18 @@ def runs_steps(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
 def through_data(target: cst.BaseExpression) -> bool:
     """`w.data`, `w.data[i]`: a tensor's storage, without its autograd history; what is written
     there (`w.data -= delta`, `w.data = t`) keeps none of the written value's."""
-    while isinstance(target, cst.Subscript):
+    while type(target) is cst.Subscript:
         target = target.value
-    return isinstance(target, cst.Attribute) and target.attr.value == "data"
+    return type(target) is cst.Attribute and target.attr.value == "data"
 
 
 def last_statement(block: cst.BaseSuite) -> cst.BaseSmallStatement | None:
     """The small statement a block ends with (the `break` of `if full: ...; break`), in an indented
     block or on the line of its colon; None when it ends with a compound statement."""
-    if isinstance(block, cst.SimpleStatementSuite):
+    if type(block) is cst.SimpleStatementSuite:
         return block.body[-1] if block.body else None
-    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
-    return last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    last = block.body[-1] if type(block) is cst.IndentedBlock and block.body else None
+    return last.body[-1] if type(last) is cst.SimpleStatementLine and last.body else None
 
 
 def _left_after(node: cst.CSTNode, unit: Unit) -> set[int]:
@@ -394,7 +393,7 @@ def iterates_examples(loop: cst.For | cst.While, unit: Unit) -> bool:
     examples (`for x, y in zip(X_test, y_test)`, `for src, tgt in pairs`), on items named for
     examples (`for ex in eval_examples`) or on data it indexes (`x, y = dataset[i]`). Without a
     `backward()`, the same loop in a loss over a batch's views cannot be told apart by its shape."""
-    if not isinstance(loop, cst.For) or not _evaluates(unit):
+    if type(loop) is not cst.For or not _evaluates(unit):
         return False
     return (
         batch_starts(loop.iter)
@@ -409,7 +408,7 @@ def runs_in_chunks(loop: cst.For | cst.While, unit: Unit) -> bool:
     `for i in range(0, B, chunk)` in NeRF's `inference`, which runs the network on its input in
     chunks. Whether that is an evaluation depends on what the function does with the result."""
     return (
-        isinstance(loop, cst.For)
+        type(loop) is cst.For
         and not switches_to_eval(unit)
         and _windows_of_an_input(loop, unit)
         and not (batch_starts(loop.iter) or _pairs_run_through_a_network(loop, unit) or _data_indexed(loop, unit))
@@ -433,7 +432,7 @@ def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
     (`ids = torch.cat([ids, next_token], dim=-1)`, in its body or in a function of its own that it
     calls), so it runs as many times as tokens are made."""
     node = unit.node
-    words = set(node.name.value.lower().split("_")) if isinstance(node, cst.FunctionDef) else set()
+    words = set(node.name.value.lower().split("_")) if type(node) is cst.FunctionDef else set()
     if not (words & _GENERATION_WORDS or _evaluates(unit)):
         return False
     steps = {id(step): step for n in loop_calls(unit, loop) if (step := _nested_called(n, unit)) is not None}
@@ -454,7 +453,7 @@ def decodes(loop: cst.For | cst.While, unit: Unit, imports: Imports) -> bool:
 def names_generation(unit: Unit) -> bool:
     """A function named for generating: `generate`, `sample`, `decode`, `beam_search`."""
     node = unit.node
-    return isinstance(node, cst.FunctionDef) and bool(set(node.name.value.lower().split("_")) & _GENERATION_WORDS)
+    return type(node) is cst.FunctionDef and bool(set(node.name.value.lower().split("_")) & _GENERATION_WORDS)
 
 
 def refined_state(unit: Unit, loop: cst.For | cst.While) -> set[str]:
@@ -510,7 +509,7 @@ _GENERATION_WORDS = frozenset(["generate", "generation", "sample", "sampling", "
 def _nested_called(call: cst.Call, unit: Unit) -> cst.FunctionDef | None:
     """The function `unit` defines that `call` runs by its name (`_step(batch)`)."""
     nested = unit.defs.get(call.func.value) if type(call.func) is cst.Name else None
-    return nested.node if nested is not None and isinstance(nested.node, cst.FunctionDef) else None
+    return nested.node if nested is not None and type(nested.node) is cst.FunctionDef else None
 
 
 def _windows_of_an_input(loop: cst.For, unit: Unit) -> bool:
@@ -555,7 +554,7 @@ def _a_count_of_windows(expr: cst.BaseExpression, unit: Unit) -> bool:
     head_dim` of a network's output (its heads)."""
     counts = [expr, *unit.bindings.get(expr.value, [])] if type(expr) is cst.Name else [expr]
     for count in counts:
-        if not (type(count) is cst.BinaryOperation and isinstance(count.operator, cst.FloorDivide)):
+        if not (type(count) is cst.BinaryOperation and type(count.operator) is cst.FloorDivide):
             continue
         lengths = (
             [count.left, *unit.bindings.get(count.left.value, [])] if type(count.left) is cst.Name else [count.left]
@@ -608,7 +607,7 @@ def _function_called(call: cst.Call, unit: Unit) -> cst.FunctionDef | None:
     """The function of the file a call runs, by its name or as a method of `self`."""
     if type(call.func) is cst.Name:
         called = unit.lookup_def(call.func.value)
-        return called.node if called is not None and isinstance(called.node, cst.FunctionDef) else None
+        return called.node if called is not None and type(called.node) is cst.FunctionDef else None
     func = call.func
     if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == unit.self_name:
         return unit.cls.methods.get(func.attr.value) if unit.cls is not None else None
@@ -622,7 +621,7 @@ def _evaluates(unit: Unit) -> bool:
     node = unit.node
     if unit.cls is not None and unit.cls.is_module:
         return False
-    if isinstance(node, cst.FunctionDef):
+    if type(node) is cst.FunctionDef:
         if node.name.value.startswith("forward"):
             return False
         if set(node.name.value.lower().split("_")) & _EVALUATION_WORDS:
@@ -644,7 +643,7 @@ def _pairs_run_through_a_network(loop: cst.For, unit: Unit) -> bool:
     computed collection (`range`, `.items()`, `named_parameters()`), that the body runs a network on."""
     target: cst.BaseExpression = loop.target
     iterable = loop.iter
-    if isinstance(target, cst.Tuple) and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
+    if type(target) is cst.Tuple and type(iterable) is cst.Call and callee_name(iterable) == "enumerate":
         if len(target.elements) != 2 or not iterable.args:
             return False
         target, iterable = target.elements[1].value, iterable.args[0].value  # the counter is no item
@@ -743,7 +742,7 @@ def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
     return (
         step is not None
         and step is not unit
-        and isinstance(step.node, cst.FunctionDef)
+        and type(step.node) is cst.FunctionDef
         and any(type(node) is cst.Call and _calls_a_network(node) for node in own_nodes(step.node.body))
     )
 
@@ -754,7 +753,7 @@ def _calls_a_network(call: cst.Call) -> bool:
 
 
 def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     return (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader")
 
@@ -771,9 +770,9 @@ def container_binding(value: cst.BaseExpression) -> str | None:
         return "dict"
     if isinstance(value, (cst.Set, cst.SetComp)):
         return "set"
-    if isinstance(value, cst.Tuple):
+    if type(value) is cst.Tuple:
         return "tuple"
-    if isinstance(value, cst.Call) and callee_name(value) in _CONTAINER_CALLS:
+    if type(value) is cst.Call and callee_name(value) in _CONTAINER_CALLS:
         name = callee_name(value)
         return "dict" if name in ("dict", "OrderedDict", "defaultdict") else "list" if name != "set" else "set"
     return None
@@ -791,11 +790,11 @@ def declared_container(index: ModuleIndex, unit: Unit, expr: cst.BaseExpression)
     or when nothing is assigned. Assignments of `None` are ignored: `self.x = None` until set.
     """
     values: list[cst.BaseExpression] = []
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
         if unit.cls is None or expr.value.value != unit.self_name:
             return None
         values = [v for v, _ in unit.cls.attribute_values.get(expr.attr.value, [])]
-    elif isinstance(expr, cst.Name):
+    elif type(expr) is cst.Name:
         param = _param(unit, expr.value)
         if param is not None:
             return _annotated_container(param)
@@ -804,7 +803,7 @@ def declared_container(index: ModuleIndex, unit: Unit, expr: cst.BaseExpression)
             values = index.module_unit.bindings[expr.value]
     else:
         return None
-    kinds = {container_binding(v) for v in values if not (isinstance(v, cst.Name) and v.value == "None")}
+    kinds = {container_binding(v) for v in values if not (type(v) is cst.Name and v.value == "None")}
     if len(kinds) != 1 or None in kinds:
         return None
     return kinds.pop()
@@ -828,7 +827,7 @@ def _annotated_container(param: cst.Param) -> str | None:
     if param.annotation is None:
         return None
     annotation = param.annotation.annotation
-    head = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+    head = annotation.value if type(annotation) is cst.Subscript else annotation
     name = (dotted_name(head) or "").rsplit(".", 1)[-1]
     if name not in _CONTAINER_ANNOTATIONS:
         return None
@@ -867,7 +866,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 if id(call) in once:
                     continue
                 callee = _called_unit(call, caller, index)
-                if callee is None or not isinstance(callee.node, cst.FunctionDef) or _has_named_role(callee):
+                if callee is None or type(callee.node) is not cst.FunctionDef or _has_named_role(callee):
                     continue
                 if callee is caller:
                     continue  # `self.evaluate(ds)` per dataset inside `evaluate`: a recursion, not a step
@@ -881,19 +880,19 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                     made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
                 params = [p.name.value for p in callee.argument_params]
                 for position, arg in arguments_by_position(call, callee).items():  # (a method's `self` not counted)
-                    if position < len(params) and isinstance(arg, cst.Name) and arg.value not in made_per_iteration:
+                    if position < len(params) and type(arg) is cst.Name and arg.value not in made_per_iteration:
                         callee.given_containers.setdefault(
                             params[position], (caller, arg.value)
                         )  # made before the loop
     spread_repeating_roles(index, own_loops)
     hand_on_containers(index)
     for unit in index.units:  # a step whose loop is elsewhere (another module, a framework)
-        if unit.roles or unit.is_method or not isinstance(unit.node, cst.FunctionDef) or unit.parent is None:
+        if unit.roles or unit.is_method or type(unit.node) is not cst.FunctionDef or unit.parent is None:
             continue
         if unit.parent is index.module_unit:
             stepping = _named_a_step(unit.name) or steps_once(unit)
         else:  # a step its function hands to a framework's loop (`Engine(update)`), not one it calls
-            stepping = isinstance(unit.parent.node, cst.FunctionDef) and steps_once(unit) and not _called_by_name(unit)
+            stepping = type(unit.parent.node) is cst.FunctionDef and steps_once(unit) and not _called_by_name(unit)
         if stepping:
             unit.roles[Role.STEP] = f"`{unit.name}` (called once per batch)"
 
@@ -950,13 +949,13 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
     `trainer.step(batch)` after `trainer = Trainer(...)` or for a parameter annotated `trainer: Trainer`. (A class guessed from the method's name alone
     would make `optimizer.step()` run a project scheduler's `step`.)"""
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return caller.lookup_def(func.value)
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return None
     if isinstance(func.value, (cst.Attribute, cst.Subscript)):
         return next(iter(member_methods(index, func, caller)), None)  # `self.controller.act(obs)`
-    if not isinstance(func.value, cst.Name):
+    if type(func.value) is not cst.Name:
         return None
     if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
         return method_of(index, caller.cls, func.attr.value)
@@ -970,7 +969,7 @@ def _instance_class(name: str, caller: Unit) -> str | None:
     (`x = Cls(...)`) or by its annotation (`x: Cls`, `x: Cls | None`)."""
     bound = caller.lookup_bindings(name)
     if bound:
-        classes = {callee_name(value) if isinstance(value, cst.Call) else None for value in bound}
+        classes = {callee_name(value) if type(value) is cst.Call else None for value in bound}
         return classes.pop() if len(classes) == 1 else None
     return annotated_class(name, caller)
 
@@ -981,7 +980,7 @@ def carried_names(loop: cst.For | cst.While) -> set[str]:
     A name the iteration assigns before it reads (the loop variable, `x = batch[0]`) is fresh
     in every iteration, even when later rebound from itself (`x = x.to(device)`).
     """
-    fresh = target_names(loop.target) if isinstance(loop, cst.For) else set()
+    fresh = target_names(loop.target) if type(loop) is cst.For else set()
     carried: set[str] = set()
     for node in own_nodes(loop.body):
         if (type(node) is cst.Assign or type(node) is cst.AnnAssign) and node.value is not None:
@@ -994,24 +993,24 @@ def carried_names(loop: cst.For | cst.While) -> set[str]:
 
 def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
     """Names the loop body assigns afresh on every iteration: unconditional, not accumulating."""
-    reset = target_names(loop.target) if isinstance(loop, cst.For) else set()
-    body: list[cst.BaseStatement] = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    reset = target_names(loop.target) if type(loop) is cst.For else set()
+    body: list[cst.BaseStatement] = list(loop.body.body) if type(loop.body) is cst.IndentedBlock else []
     while body:
         statement = body.pop(0)
-        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+        if type(statement) is cst.With and type(statement.body) is cst.IndentedBlock:
             body[:0] = statement.body.body
             continue
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 for target in small.targets:
                     grows = accumulated_operand(target.target, small.value) or concatenated_operand(
                         target.target, small.value
                     )
                     if grows is None and not _reads_itself(small.value, target.target):
                         reset |= target_names(target.target)
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            elif type(small) is cst.AnnAssign and small.value is not None:
                 reset |= target_names(small.target)
     return reset
 
@@ -1019,15 +1018,15 @@ def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
 def _reads_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`self.avg = self.update_average(loss, self.avg, step)`: the new value is made from the old
     one (an accumulation through a helper), not assigned afresh."""
-    dotted = dotted_name(target) if isinstance(target, cst.Attribute) else None
+    dotted = dotted_name(target) if type(target) is cst.Attribute else None
     return dotted is not None and mentions(value, dotted)  # `x = x.to(device)` rebinds a name: a reset
 
 
 def free_names(closure: cst.CSTNode) -> set[str]:
     """The names a lambda or nested def reads from the scopes around it."""
-    if isinstance(closure, cst.Lambda):
+    if type(closure) is cst.Lambda:
         return names_in(closure.body) - {p.name.value for p in all_params(closure.params)}
-    if isinstance(closure, cst.FunctionDef):
+    if type(closure) is cst.FunctionDef:
         params = {p.name.value for p in all_params(closure.params)}
         return names_in(closure.body) - params - assigned_names(closure.body)
     return set()
@@ -1036,12 +1035,12 @@ def free_names(closure: cst.CSTNode) -> set[str]:
 def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression | None:
     """`v` in `t = t + v`, `t = v + t`, and in the running averages `t = 0.9 * t + 0.1 * v` and
     `t = (t * n + v) / (n + 1)`: the new value is the old one, scaled, plus `v`."""
-    if not isinstance(value, cst.BinaryOperation):
+    if type(value) is not cst.BinaryOperation:
         return None
     if isinstance(value.operator, (cst.Add, cst.Subtract)):
         if _scaled(value.left, target):
             return value.right
-        if isinstance(value.operator, cst.Add) and _scaled(value.right, target):
+        if type(value.operator) is cst.Add and _scaled(value.right, target):
             return value.left
         if _a_term(value.left, target):
             return value  # `t = t + a + b`: the whole sum, whose other terms are what is added
@@ -1052,9 +1051,9 @@ def accumulated_operand(target: cst.BaseExpression, value: cst.BaseExpression) -
 
 def _a_term(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """Whether the target is a term of a sum that more terms are then added to: `t + a` in `t + a + b`."""
-    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract))):
+    if not (type(expr) is cst.BinaryOperation and isinstance(expr.operator, (cst.Add, cst.Subtract))):
         return False
-    right_is = isinstance(expr.operator, cst.Add) and _scaled(expr.right, target)
+    right_is = type(expr.operator) is cst.Add and _scaled(expr.right, target)
     return _scaled(expr.left, target) or right_is or _a_term(expr.left, target)
 
 
@@ -1062,8 +1061,8 @@ def _scaled(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`t`, `0.9 * t`, `t * n`, `t / 2`: the target itself, multiplied or divided by something."""
     if expr.deep_equals(target):
         return True
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
-        return _scaled(expr.left, target) or (isinstance(expr.operator, cst.Multiply) and _scaled(expr.right, target))
+    if type(expr) is cst.BinaryOperation and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _scaled(expr.left, target) or (type(expr.operator) is cst.Multiply and _scaled(expr.right, target))
     return False
 
 
@@ -1074,9 +1073,9 @@ def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) 
     """`t` in `buf = torch.cat([buf, t])`, also on a branch of a conditional expression
     (`buf = t if buf is None else torch.cat([buf, t])`): the buffer grows by `t` (a slice of it
     would bound it)."""
-    if isinstance(value, cst.IfExp):
+    if type(value) is cst.IfExp:
         return concatenated_operand(target, value.body) or concatenated_operand(target, value.orelse)
-    if not (isinstance(value, cst.Call) and callee_name(value) in _CONCATENATIONS and value.args):
+    if not (type(value) is cst.Call and callee_name(value) in _CONCATENATIONS and value.args):
         return None
     parts = value.args[0].value
     if not isinstance(parts, (cst.List, cst.Tuple)):
@@ -1091,13 +1090,13 @@ def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) 
 def list_extension(target: cst.BaseExpression, value: cst.BaseExpression) -> cst.List | cst.Tuple | None:
     """The items a list display adds to the list it rebinds: `[h]` in `xs = xs + [h]` (or
     `[h] + xs`), `[*xs, h]` itself: the list grows, as with `xs.append(h)`."""
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+    if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
         for own, added in ((value.left, value.right), (value.right, value.left)):
             if own.deep_equals(target) and isinstance(added, (cst.List, cst.Tuple)):
                 return added
         return None
     if isinstance(value, (cst.List, cst.Tuple)) and any(
-        isinstance(element, cst.StarredElement) and element.value.deep_equals(target) for element in value.elements
+        type(element) is cst.StarredElement and element.value.deep_equals(target) for element in value.elements
     ):
         return value
     return None
@@ -1109,7 +1108,7 @@ def target_names(target: cst.BaseExpression) -> set[str]:
         for element in target.elements:
             names |= target_names(element.value)
         return names
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     dotted = dotted_name(target)
     return {dotted} if dotted is not None and isinstance(target, (cst.Name, cst.Attribute)) else set()
@@ -1202,14 +1201,14 @@ def _made_in(target: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     root = target
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
-    if not isinstance(root, cst.Name):
+    if type(root) is not cst.Name:
         return False
     for node in own_nodes(scope):
         if (
-            isinstance(node, cst.Assign)
-            and isinstance(node.value, cst.Call)
+            type(node) is cst.Assign
+            and type(node.value) is cst.Call
             and callee_name(node.value) not in _LOOKUPS
-            and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in node.targets)
+            and any(type(t.target) is cst.Name and t.target.value == root.value for t in node.targets)
         ):
             return True
     return False
@@ -1227,7 +1226,7 @@ def hook_registration(expr: cst.BaseExpression, unit: Unit) -> cst.Call | None:
             return node
         if type(node) is cst.Name:
             for value in unit.bindings.get(node.value, []):
-                if isinstance(value, cst.Call) and callee_name(value) in _HOOK_REGISTRATIONS:
+                if type(value) is cst.Call and callee_name(value) in _HOOK_REGISTRATIONS:
                     return value
     return None
 
@@ -1255,7 +1254,7 @@ class NoGrad:
 
 def decorated_no_grad(unit: Unit) -> bool:
     node = unit.node
-    return isinstance(node, cst.FunctionDef) and any(grad_mode_of(d.decorator) is False for d in node.decorators)
+    return type(node) is cst.FunctionDef and any(grad_mode_of(d.decorator) is False for d in node.decorators)
 
 
 def drops_graph(unit: Unit) -> bool:
@@ -1360,7 +1359,7 @@ def _runs_parts(index: ModuleIndex, owner: ClassInfo, decorated: list[Unit]) -> 
             if unit is None:
                 return None
             if name == "__init__":
-                if any(isinstance(node, (cst.Lambda, cst.FunctionDef)) for node in walk(method.body)):
+                if any(type(node) is cst.Lambda or type(node) is cst.FunctionDef for node in walk(method.body)):
                     return None
                 continue
             if name in _DESCRIBING:
@@ -1411,7 +1410,7 @@ def enables_gradients(unit: Unit) -> bool:
     """Whether the function turns gradients on, in a block (`with torch.enable_grad():`), around
     itself (`@torch.enable_grad()`) or from a statement on (`torch.set_grad_enabled(True)`)."""
     node = unit.node
-    decorators = [d.decorator for d in node.decorators] if isinstance(node, cst.FunctionDef) else []
+    decorators = [d.decorator for d in node.decorators] if type(node) is cst.FunctionDef else []
     items = [item.item for block, _ in placed(unit, cst.With) for item in block.items]
     switches = [call for call, _ in placed(unit, cst.Call) if callee_name(call) == "set_grad_enabled"]
     return any(grad_mode_of(expr) is True for expr in [*decorators, *items, *switches])
@@ -1462,7 +1461,7 @@ def accepts(method: cst.FunctionDef, call: cst.Call) -> bool:
     keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
     if any(arg.star for arg in call.args):
         return True  # `update(*values)`: any count
-    if positional > len(named) and not isinstance(params.star_arg, cst.Param):
+    if positional > len(named) and type(params.star_arg) is not cst.Param:
         return False
     names = {p.name.value for p in [*named, *params.kwonly_params]}
     if not keywords <= names and params.star_kwarg is None:
@@ -1479,7 +1478,7 @@ def callers_of(index: ModuleIndex, name: str) -> list[Unit]:
 def called_by_its_name(unit: Unit) -> bool:
     """A function or method that code calls by its name: not the module body, a lambda, a dunder,
     nor `forward` (`forward` and `__call__` run through the object)."""
-    return isinstance(unit.node, cst.FunctionDef) and not unit.name.startswith("__") and unit.name != "forward"
+    return type(unit.node) is cst.FunctionDef and not unit.name.startswith("__") and unit.name != "forward"
 
 
 def _runs_without_grad(found: dict[str, list[tuple[bool, Unit]]], unit: Unit, depth: int) -> bool:
@@ -1511,13 +1510,13 @@ def metric_list_states(classes: dict[str, ClassInfo], cls: ClassInfo) -> frozens
     found = set()
     for info in lineage(classes, cls):
         for node in (node for method in info.methods.values() for node in own_nodes(method)):
-            if not (isinstance(node, cst.Call) and callee_name(node) == "add_state" and node.args):
+            if not (type(node) is cst.Call and callee_name(node) == "add_state" and node.args):
                 continue
             default = next((a.value for a in node.args if a.keyword and a.keyword.value == "default"), None)
             if default is None and len(node.args) > 1 and node.args[1].keyword is None:
                 default = node.args[1].value
             name = string_value(node.args[0].value)
-            if isinstance(default, cst.List) and name is not None:
+            if type(default) is cst.List and name is not None:
                 found.add(name)
     return frozenset(found)
 

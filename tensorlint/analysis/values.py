@@ -541,7 +541,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
     if type(expr) is cst.BinaryOperation:
         return _arithmetic(evaluate(expr.left, scope).join(evaluate(expr.right, scope)), scope)
     if type(expr) is cst.UnaryOperation:
-        if isinstance(expr.operator, cst.Not):
+        if type(expr.operator) is cst.Not:
             return UNKNOWN
         return _arithmetic(evaluate(expr.expression, scope), scope)
     if type(expr) is cst.Comparison:
@@ -551,7 +551,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         return evaluate(expr.left, scope).join(evaluate(expr.right, scope))
     if type(expr) is cst.IfExp:
         return _branch(expr.body, expr.test, True, scope).join(_branch(expr.orelse, expr.test, False, scope))
-    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+    if type(expr) is cst.Tuple or type(expr) is cst.List or type(expr) is cst.Set:
         return _elements([evaluate(e.value, scope) for e in expr.elements])
     if type(expr) is cst.Dict:
         values = [evaluate(e.value, scope) for e in expr.elements]  # `{**stats, "n": n}`: the mapping's values too
@@ -562,14 +562,19 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
         ]
         whole = _elements(values)
         return replace(whole, keys=tuple(keyed)) if keyed and len(keyed) == len(expr.elements) else whole
-    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+    if (
+        type(expr) is cst.ListComp
+        or type(expr) is cst.SetComp
+        or type(expr) is cst.GeneratorExp
+        or type(expr) is cst.DictComp
+    ):
         return _comprehension(expr, scope)
-    if isinstance(expr, (cst.SimpleString, cst.FormattedString)):
+    if type(expr) is cst.SimpleString or type(expr) is cst.FormattedString:
         text = string_value(expr)
         return CUDA if text is not None and text.startswith("cuda") else UNKNOWN
     if type(expr) is cst.NamedExpr:
         return evaluate(expr.value, scope)
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if type(expr) is cst.Integer or type(expr) is cst.Float:
         return SCALAR
     if type(expr) is cst.Lambda:
         return scope.closure_value(expr)
@@ -590,7 +595,7 @@ _INTEGER_FIELDS = frozenset(["attention_mask", "edge_index", "indices"])
 def text_key(expr: cst.Subscript) -> str | None:
     """The key of `batch["file_name"]`, a subscript by a string."""
     index = expr.slice[0].slice if len(expr.slice) == 1 else None
-    return string_value(index.value) if isinstance(index, cst.Index) else None
+    return string_value(index.value) if type(index) is cst.Index else None
 
 
 def names_text(name: str) -> bool:
@@ -641,11 +646,11 @@ def _comprehension(expr: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.Dic
     while loop is not None:
         iterated = evaluate(loop.iter, inner)
         # Its own names hide the function's (`for k, v in running.items()` beside a loop's `v`).
-        bound.update((n.value, UNKNOWN) for n in [loop.target, *_unpacked(loop.target)] if isinstance(n, cst.Name))
+        bound.update((n.value, UNKNOWN) for n in [loop.target, *_unpacked(loop.target)] if type(n) is cst.Name)
         if iterated.graph and not iterated.module:
             item = replace(iterated, keys=None)
             target = _item_target(loop)
-            bound.update((n.value, item) for n in [target, *_unpacked(target)] if isinstance(n, cst.Name))
+            bound.update((n.value, item) for n in [target, *_unpacked(target)] if type(n) is cst.Name)
         inner = cast(Scope, _Bound(scope, bound))
         loop = loop.inner_for_in
     element = evaluate(expr.value if isinstance(expr, cst.DictComp) else expr.elt, inner)
@@ -660,7 +665,7 @@ def _item_target(loop: cst.CompFor) -> cst.BaseExpression:
     """What an item of the iterable binds: `v` of `for k, v in d.items()` (`k` is a name)."""
     target = loop.target
     if (
-        isinstance(target, cst.Tuple)
+        type(target) is cst.Tuple
         and len(target.elements) == 2
         and type(loop.iter) is cst.Call
         and callee_name(loop.iter) in KEYED_ITEMS
@@ -754,7 +759,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if any(arg.keyword is not None and arg.keyword.value == "skip_special_tokens" for arg in call.args):
         return UNKNOWN  # `model.decode(ids, skip_special_tokens=True)`: a tokenizer's text
     recv = receiver(call)
-    if recv is None and isinstance(call.func, cst.Name):
+    if recv is None and type(call.func) is cst.Name:
         if name in _NON_TENSOR_BUILTINS:
             return SCALAR
         if name in ("max", "min"):
@@ -781,7 +786,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             read = evaluate(cst.Attribute(value=call.args[0].value, attr=cst.Name(attribute)), scope)
             return read.join(args[2]) if len(args) > 2 else read
         made = scope.lookup(name) if name is not None else UNKNOWN
-        if isinstance(made.closure, cst.ClassDef):
+        if type(made.closure) is cst.ClassDef:
             return made  # an instance of a class the function defines, whose methods capture its tensors
         instance = _instance(call, name, args, scope) if name is not None else None
         if instance is not None:
@@ -792,7 +797,7 @@ def _call(call: cst.Call, scope: Scope) -> Value:
             return instance
     # `model(x)`, `self.fc(x)`: a module called. `model.named_children()` is a method instead.
     callee = scope.attribute_of_self(call.func) if recv is not None else evaluate(call.func, scope)
-    if callee is None and isinstance(call.func, cst.Attribute) and (owner := evaluate(call.func.value, scope)).instance:
+    if callee is None and type(call.func) is cst.Attribute and (owner := evaluate(call.func.value, scope)).instance:
         callee = scope.attribute_of_instance(owner, call.func.attr.value)  # `runner.net(x)`
     if callee is not None and callee.module:
         return scope.module_call(call, args) or _module_output(callee, args, scope)
@@ -860,7 +865,7 @@ def _instance(call: cst.Call, name: str, args: list[Value], scope: Scope) -> Val
 def passed_through(call: cst.Call) -> cst.BaseExpression | None:
     """The argument of a collective that hands its input back on one process, or a gathered copy
     on several: `accelerator.gather_for_metrics((logits, labels))`, `self.all_gather(preds)`."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in _COLLECTIVES and len(call.args) == 1):
+    if not (type(call.func) is cst.Attribute and call.func.attr.value in _COLLECTIVES and len(call.args) == 1):
         return None
     only = call.args[0]
     return only.value if only.keyword is None and not only.star else None
@@ -905,9 +910,9 @@ def number_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
     float`, `type(name) in (int, float)` and the other Python number types, also joined by `or`;
     False under `not`."""
     positive = True
-    if type(test) is cst.UnaryOperation and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, positive = test.expression, False
-    if type(test) is cst.BooleanOperation and isinstance(test.operator, cst.Or):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         # `type(t) == float or type(t) == int`
         left, right = number_guard(test.left), number_guard(test.right)
         return (left[0], positive) if left is not None and left == right and left[1] else None
@@ -944,11 +949,11 @@ def tensor_guard(test: cst.BaseExpression, imports: Imports) -> tuple[str, bool]
     `hasattr(name, "detach")` (or `"item"`) or `callable(getattr(name, "detach", None))`; False
     under `not`."""
     positive = True
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, positive = test.expression, False
-    if isinstance(test, cst.Call) and dotted_name(test.func) == "callable" and len(test.args) == 1:
+    if type(test) is cst.Call and dotted_name(test.func) == "callable" and len(test.args) == 1:
         test = test.args[0].value  # `callable(getattr(v, "detach", None))`: as `hasattr(v, "detach")`
-    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
+    if not (type(test) is cst.Call and test.args and type(test.args[0].value) is cst.Name):
         return None
     name = test.args[0].value.value
     called = imports.qualify(test.func) or dotted_name(test.func) or ""
@@ -978,7 +983,7 @@ def _module_output(module: Value, args: list[Value], scope: Scope) -> Value:
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "super"
 
 
 def _partial(call: cst.Call, scope: Scope) -> Value:
@@ -995,15 +1000,15 @@ def _partial(call: cst.Call, scope: Scope) -> Value:
     ]
     if not bound:
         return function
-    named = tuple(b.value if isinstance(b, cst.Name) else cst.Module([]).code_for_node(b) for b in bound)
+    named = tuple(b.value if type(b) is cst.Name else cst.Module([]).code_for_node(b) for b in bound)
     return replace(function, closure=function.closure or call, captured=(*function.captured, *named))
 
 
 def _owned_by_self(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`self.scale`, `self.buffers[0]`, `self.norm.weight`: state of the method's own object."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript)) and not isinstance(expr.value, cst.Name):
+    while isinstance(expr, (cst.Attribute, cst.Subscript)) and type(expr.value) is not cst.Name:
         expr = expr.value
-    return isinstance(expr, cst.Attribute) and scope.attribute_of_self(expr) is not None
+    return type(expr) is cst.Attribute and scope.attribute_of_self(expr) is not None
 
 
 # Wrappers whose call runs the wrapped module's own `forward`.
@@ -1027,7 +1032,7 @@ def _qualified_call(call: cst.Call, qualified: str, scope: Scope) -> Value | Non
         return scope.local_instance(factory.value, []) or UNKNOWN  # `defaultdict(Meter)`: a Meter per key
     if qualified == "torch.nn.Parameter":
         frozen = argument(call, "requires_grad", 1)
-        return TENSOR if isinstance(frozen, cst.Name) and frozen.value == "False" else PARAMETER
+        return TENSOR if type(frozen) is cst.Name and frozen.value == "False" else PARAMETER
     if qualified in _MODULE_WRAPPERS and call.args:
         wrapped = evaluate(call.args[0].value, scope)
         if wrapped.module and wrapped.instance is not None:
@@ -1081,7 +1086,7 @@ def _given_a_device(call: cst.Call) -> bool:
 def _requires_grad(call: cst.Call) -> bool:
     """`torch.zeros(3, requires_grad=True)`: a leaf, whose results carry a graph."""
     flag = argument(call, "requires_grad")
-    return isinstance(flag, cst.Name) and flag.value == "True"
+    return type(flag) is cst.Name and flag.value == "True"
 
 
 _INTEGER_DTYPES = frozenset(

@@ -64,6 +64,13 @@ def _node_types(root: type) -> frozenset[type]:
 # `__instancecheck__`: a set of the concrete classes answers the same question many times faster.
 _NODE_TYPES = _node_types(cst.CSTNode)
 SCOPES = frozenset([cst.FunctionDef, cst.Lambda, cst.ClassDef])  # concrete classes: compared by type
+# Nodes with no code below them: names and literals, four in ten of a tree's nodes.
+LEAVES = frozenset(
+    [
+        *(cst.Name, cst.SimpleString, cst.FormattedStringText, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis),
+        *(cst.Pass, cst.Break, cst.Continue),
+    ]
+)
 
 
 def _reader(kind: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:

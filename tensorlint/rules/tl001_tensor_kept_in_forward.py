@@ -402,7 +402,7 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
     if root is None or loop is None or any(root in inner.assigned for inner in store.loops[store.loops.index(loop) :]):
         return None  # made afresh in the loop: one batch's, or a window that is emptied
     kind = facts.container_kind(store.unit, store.container)[1]
-    slot = isinstance(store.node, cst.Assign) and any(isinstance(t.target, cst.Subscript) for t in store.node.targets)
+    slot = type(store.node) is cst.Assign and any(type(t.target) is cst.Subscript for t in store.node.targets)
     if kind not in ("list", "dict") and not (kind == "tensor" and not slot):
         return None  # (`all_embeddings = torch.stack(all_embeddings)` after the loop: a list until then)
     if _emptied_in(loop.node, root) or not _moves_to_device(loop.node):
@@ -415,7 +415,7 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
 
 
 def _batched_by_hand(loop: Loop) -> bool:
-    return isinstance(loop.node, cst.For) and batch_starts(loop.node.iter)
+    return type(loop.node) is cst.For and batch_starts(loop.node.iter)
 
 
 # Per-sample vectors, which a whole dataset's worth of does not fit beside a model: embeddings and
@@ -438,10 +438,10 @@ def _network_output(store: Store, loop: Loop) -> bool:
         if _cheap_to_keep(expr):
             continue
         for node in [expr, *walk(expr)]:
-            if isinstance(node, cst.Call) and callee_name(node) not in _NOT_COMPUTING:
-                head = node.func.value if isinstance(node.func, cst.Attribute) else node.func
-                return not (isinstance(head, cst.Name) and is_loss_name(head.value))  # `criterion(out, y)`
-            if isinstance(node, cst.Name) and node.value in loop.assigned and node.value not in seen:
+            if type(node) is cst.Call and callee_name(node) not in _NOT_COMPUTING:
+                head = node.func.value if type(node.func) is cst.Attribute else node.func
+                return not (type(head) is cst.Name and is_loss_name(head.value))  # `criterion(out, y)`
+            if type(node) is cst.Name and node.value in loop.assigned and node.value not in seen:
                 if is_loss_name(node.value):
                     return False
                 seen.add(node.value)
@@ -464,9 +464,9 @@ def _values_assigned(loop: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     or iterates it over (`for emb in embeddings`)."""
     found = []
     for node in walk(loop):
-        if isinstance(node, cst.Assign) and any(name in target_names(t.target) for t in node.targets):
+        if type(node) is cst.Assign and any(name in target_names(t.target) for t in node.targets):
             found.append(node.value)
-        elif isinstance(node, cst.For) and name in target_names(node.target):
+        elif type(node) is cst.For and name in target_names(node.target):
             found.append(node.iter)  # `for emb in embeddings`: a row of what the loop computed
     return found
 
@@ -476,17 +476,17 @@ def _cheap_to_keep(expr: cst.BaseExpression) -> bool:
     to indices, counts or a number, whose keeping costs little; or a copy on the host (`.cpu()`,
     and `.cpu().data` or `.cpu().detach()`, which keep it where it is)."""
     while True:
-        if isinstance(expr, cst.Subscript) or (isinstance(expr, cst.Attribute) and expr.attr.value == "data"):
+        if type(expr) is cst.Subscript or (type(expr) is cst.Attribute and expr.attr.value == "data"):
             expr = expr.value
-        elif isinstance(expr, cst.Call) and callee_name(expr) in _KEEPS_PLACE and (kept := receiver(expr)) is not None:
+        elif type(expr) is cst.Call and callee_name(expr) in _KEEPS_PLACE and (kept := receiver(expr)) is not None:
             expr = kept
         else:
             break
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         return True
-    if isinstance(expr, cst.Call) and callee_name(expr) == "to" and any("cpu" in _code(a.value) for a in expr.args):
+    if type(expr) is cst.Call and callee_name(expr) == "to" and any("cpu" in _code(a.value) for a in expr.args):
         return True  # `.to("cpu")`, `.to(device="cpu")`
-    return isinstance(expr, cst.Call) and callee_name(expr) in _CHEAP
+    return type(expr) is cst.Call and callee_name(expr) in _CHEAP
 
 
 # Methods that give the same data, of the same size, where it was (unlike `_SAME_DATA`: no `.to`).
@@ -503,10 +503,10 @@ _CHEAP = frozenset(
 def _emptied_in(loop: cst.CSTNode, root: str) -> bool:
     """`buf.clear()` or `del buf[:]` in the loop: a window emptied as it fills."""
     for node in walk(loop):
-        emptied = receiver(node) if isinstance(node, cst.Call) and callee_name(node) == "clear" else None
+        emptied = receiver(node) if type(node) is cst.Call and callee_name(node) == "clear" else None
         if emptied is not None and dotted_name(emptied) == root:
             return True
-        if isinstance(node, cst.Del) and root in references(node):
+        if type(node) is cst.Del and root in references(node):
             return True
     return False
 
@@ -527,7 +527,7 @@ def _stops_when_full(loop: cst.For | cst.While) -> bool:
 def _moves_to_device(loop: cst.CSTNode) -> bool:
     """The loop moves its batches to an accelerator: `.cuda()`, `.to(device)`, `batch_to_device(...)`."""
     for call in walk(loop):
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             continue
         name = callee_name(call) or ""
         if name == "cuda" or "device" in name.lower():
@@ -543,7 +543,7 @@ def _code(node: cst.CSTNode) -> str:
 
 def _outputs_kept_message(store: Store, loop: Loop) -> str:
     name = root_name(store.container)
-    iterated = _code(loop.node.iter) if isinstance(loop.node, cst.For) else "data"
+    iterated = _code(loop.node.iter) if type(loop.node) is cst.For else "data"
     value = cst.Module([]).code_for_node(store.value_expr)
     return (
         f"`{name}` keeps every iteration's `{value}` in device memory until the loop over `{iterated}` ends: "
@@ -634,7 +634,7 @@ def _told_how_long(maker: Unit, handed: Unit) -> bool:
     params = {p.name.value for p in maker.params}
     sites = {id(call) for call, caller in handed.call_sites if caller is maker}
     return any(
-        isinstance(loop, cst.For) and type(loop.iter) is cst.Call and callee_name(loop.iter) == "range"
+        type(loop) is cst.For and type(loop.iter) is cst.Call and callee_name(loop.iter) == "range"
         and any(type(a.value) is cst.Name and a.value.value in params for a in loop.iter.args)
         for call, place in placed(maker, cst.Call) if id(call) in sites for loop in place.loops
     )  # fmt: skip
@@ -669,7 +669,7 @@ def _spans_the_run(unit: Unit, caller: Unit) -> bool:
 
 
 def _calls_backward(node: cst.CSTNode) -> bool:
-    return any(isinstance(n, cst.Call) and callee_name(n) in BACKWARD_CALLS for n in walk(node, into_functions=False))
+    return any(type(n) is cst.Call and callee_name(n) in BACKWARD_CALLS for n in walk(node, into_functions=False))
 
 
 def _metric_list_state(facts: Facts, store: Store) -> str | None:
@@ -689,10 +689,10 @@ def _metric_list_state(facts: Facts, store: Store) -> str | None:
     if attribute is None or not is_metric_class(classes, cls) or attribute not in metric_list_states(classes, cls):
         return None
     on_cpu = (
-        isinstance(node, cst.Arg)
+        type(node) is cst.Arg
         and node.keyword is not None
         and node.keyword.value == "compute_on_cpu"
-        and not (isinstance(node.value, cst.Name) and node.value.value == "False")
+        and not (type(node.value) is cst.Name and node.value.value == "False")
         for info in lineage(classes, cls)
         for method in info.methods.values()
         for node in walk(method)
@@ -709,16 +709,16 @@ def _as_handed(unit: Unit, expr: cst.BaseExpression) -> bool:
     value converted or reshaped (`preds.detach().flatten()`); a display holds only such values."""
     if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
         return all(_as_handed(unit, element.value) for element in expr.elements)
-    if isinstance(expr, cst.Dict) and expr.elements:
-        return all(isinstance(e, cst.DictElement) and _as_handed(unit, e.value) for e in expr.elements)
+    if type(expr) is cst.Dict and expr.elements:
+        return all(type(e) is cst.DictElement and _as_handed(unit, e.value) for e in expr.elements)
     while True:
         if isinstance(expr, (cst.Subscript, cst.Attribute)):
             expr = expr.value
-        elif isinstance(expr, cst.Call) and callee_name(expr) in _SAME_DATA and receiver(expr) is not None:
+        elif type(expr) is cst.Call and callee_name(expr) in _SAME_DATA and receiver(expr) is not None:
             expr = cast(cst.BaseExpression, receiver(expr))
         else:
             break
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False
     if expr.value in {p.name.value for p in unit.argument_params}:
         return True
@@ -778,7 +778,7 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
     for unit in facts.index.units:
         for call, place in placed(unit, cst.Call):
             func = call.func
-            if not place.loops or not isinstance(func, cst.Attribute) or func.attr.value != method:
+            if not place.loops or type(func) is not cst.Attribute or func.attr.value != method:
                 continue
             if not meter and any(_trains(facts, unit, loop) for loop in place.loops):
                 continue
@@ -787,11 +787,11 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
                 made = [
                     v for c in lineage(facts.index.classes, unit.cls) for v, _ in c.attribute_values.get(attribute, [])
                 ]
-            elif isinstance(func.value, cst.Name):
+            elif type(func.value) is cst.Name:
                 made = unit.lookup_bindings(func.value.value)
             else:
                 continue
-            if any(isinstance(v, cst.Call) and dotted_name(v.func) == class_name for v in made):
+            if any(type(v) is cst.Call and dotted_name(v.func) == class_name for v in made):
                 return True
     return False
 

@@ -177,8 +177,8 @@ class ClosureCapturesTensor(Rule):
             reported.add(id(escape.node))
             names = ", ".join(f"`{n}`" for n in escape.captured)
             kind = _KINDS.get(type(escape.node), "closure")
-            node = escape.node.name if isinstance(escape.node, cst.FunctionDef) else escape.node
-            if escape.local_class is not None and isinstance(escape.node, cst.FunctionDef):
+            node = escape.node.name if type(escape.node) is cst.FunctionDef else escape.node
+            if escape.local_class is not None and type(escape.node) is cst.FunctionDef:
                 yield Report(
                     node,
                     f"method `{escape.node.name.value}` of `{escape.local_class}`, a class defined in `{escape.unit.name}`, "
@@ -188,7 +188,7 @@ class ClosureCapturesTensor(Rule):
                     "tensor to an instance, which is freed as soon as it is dropped",
                 )
                 continue
-            if isinstance(escape.node, cst.ClassDef):  # an instance of a class the function defines
+            if type(escape.node) is cst.ClassDef:  # an instance of a class the function defines
                 yield Report(
                     escape.node.name,
                     f"the methods of `{escape.node.name.value}`, a class defined in `{escape.unit.name}`, "
@@ -207,7 +207,7 @@ class ClosureCapturesTensor(Rule):
                     "hook's handle after use, or capture only what the hook needs",
                 )
                 continue
-            fix = _bind_numbers(escape.node, escape.captured) if isinstance(escape.node, cst.Lambda) else None
+            fix = _bind_numbers(escape.node, escape.captured) if type(escape.node) is cst.Lambda else None
             yield Report(
                 node,
                 f"{kind} captures tensor {names} and is {escape.how}: it keeps the tensor, and "
@@ -230,11 +230,11 @@ def _bind_numbers(node: cst.Lambda, captured: tuple[str, ...]) -> NodeFix | None
     uses: dict[str, list[cst.Call]] = {name: [] for name in captured}
     loads = {name: 0 for name in captured}
     for inner in [node.body, *walk(node.body)]:
-        if isinstance(inner, cst.Name) and inner.value in loads:
+        if type(inner) is cst.Name and inner.value in loads:
             loads[inner.value] += 1
-        elif isinstance(inner, cst.Call) and callee_name(inner) in _TO_NUMBER and not inner.args:
+        elif type(inner) is cst.Call and callee_name(inner) in _TO_NUMBER and not inner.args:
             recv = receiver(inner)
-            if isinstance(recv, cst.Name) and recv.value in uses:
+            if type(recv) is cst.Name and recv.value in uses:
                 uses[recv.value].append(inner)
     if any(not uses[name] or len(uses[name]) != loads[name] for name in captured):
         return None
@@ -274,7 +274,7 @@ def _append_params(params: cst.Parameters, extra: list[cst.Param]) -> cst.Parame
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
         kwonly = [p.with_changes(comma=comma) for p in params.kwonly_params]
-        if isinstance(params.star_arg, cst.Param):
+        if type(params.star_arg) is cst.Param:
             params = params.with_changes(star_arg=params.star_arg.with_changes(comma=comma))
         return params.with_changes(kwonly_params=[*kwonly, *extra[:-1], extra[-1]])
     existing = [p.with_changes(comma=comma) for p in params.params]
@@ -314,11 +314,7 @@ def _container_outlives_call(facts: Facts, escape: ClosureEscape) -> bool:
             kept |= names_in(assign.value)
     for call, _ in placed(unit, cst.Call):
         func = call.func  # self.callbacks.append(fns)
-        if (
-            callee_name(call) in STORE_METHODS
-            and isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Attribute)
-        ):
+        if callee_name(call) in STORE_METHODS and type(func) is cst.Attribute and type(func.value) is cst.Attribute:
             kept |= {name for arg in call.args for name in names_in(arg.value)}
     if escape.local_container in names_reaching(unit, kept) or _filled_across_batches(facts, escape):
         return True

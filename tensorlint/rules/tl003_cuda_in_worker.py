@@ -171,7 +171,7 @@ def _fix(work: CudaWork, worker: Unit) -> NodeFix | None:
     if work.device is not None and callee_name(call) != "to":
         on_cpu: cst.BaseExpression = without_argument(call, work.device)  # torch.zeros(..., device=dev)
     elif all(arg is work.device or (arg.keyword and arg.keyword.value in _MOVE_OPTIONS) for arg in call.args):
-        on_cpu = call.func.value if isinstance(call.func, cst.Attribute) else call  # x.cuda() -> x
+        on_cpu = call.func.value if type(call.func) is cst.Attribute else call  # x.cuda() -> x
     else:
         return None  # .to(device, dtype): the dtype part must stay
     replacements: list[tuple[cst.CSTNode, cst.CSTNode]] = [(call, on_cpu)]

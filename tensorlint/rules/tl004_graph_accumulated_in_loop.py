@@ -356,7 +356,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # assigned afresh earlier in the same iteration: one iteration's history
             if (
                 isinstance(event, Store)
-                and not isinstance(target, cst.Subscript)
+                and type(target) is not cst.Subscript
                 and facts.container_kind(event.unit, target)[1] == "bounded"
             ):
                 continue  # `deque(maxlen=n)`: the last n iterations' history (not `windows[k]`: a window per key)
@@ -392,7 +392,7 @@ class GraphAccumulatedInLoop(Rule):
             if any(role in collected.unit.roles for role in _FORWARD_CODE):
                 continue  # forward builds the graph its caller asked for (`zip(chunks, sizes_iter)`)
             iterated = cst.Module([]).code_for_node(collected.node.for_in.iter)
-            kind = "generator" if isinstance(collected.node, cst.GeneratorExp) else "comprehension"
+            kind = "generator" if type(collected.node) is cst.GeneratorExp else "comprehension"
             yield Report(
                 collected.node,
                 f"this {kind} over `{iterated}` keeps every batch's autograd history at once: each "
@@ -468,11 +468,11 @@ def _folded_across_calls(event: Accumulation | Store) -> bool:
 def _one_entry_per_item(event: Accumulation | Store, loop: Loop) -> bool:
     """A store keyed by the item of a loop that feeds no data: one entry per item of a fixed
     collection (graph nodes, layers, files), not one per batch."""
-    if not isinstance(event, Store) or not isinstance(loop.node, cst.For) or not isinstance(event.node, cst.Assign):
+    if not isinstance(event, Store) or type(loop.node) is not cst.For or type(event.node) is not cst.Assign:
         return False
     items = target_names(loop.node.target)
     for target in event.node.targets:
-        if isinstance(target.target, cst.Subscript):
+        if type(target.target) is cst.Subscript:
             keys = names_in(target.target.slice[0]) if target.target.slice else set()
             return bool(keys) and keys <= items
     return False
@@ -501,7 +501,7 @@ def _across_steps(facts: Facts, event: Accumulation | Store) -> str | None:
     lifetime, kind = facts.container_kind(event.unit, target)
     if role is None or root is None or lifetime not in ("attribute", "global", "closure", "argument"):
         return None
-    if isinstance(event.node, cst.Assign) and isinstance(target, cst.Name) and lifetime == "attribute":
+    if type(event.node) is cst.Assign and type(target) is cst.Name and lifetime == "attribute":
         return None  # `w = self.weight; w = w - w.mean()` binds the name anew: the attribute is unchanged
     called_object = role is Role.STEP and event.unit.name == "__call__"
     if (role is Role.FORWARD or called_object) and root.split(".")[0] in _inputs(event.unit):
@@ -573,12 +573,12 @@ def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
     its caller. torch is spelled as the module spells it; `import torch` is added if it has none.
     """
     node = loop.node
-    if loop.calls_backward or (isinstance(node, cst.For) and node.asynchronous) or _trains(facts, unit, node, 0):
+    if loop.calls_backward or (type(node) is cst.For and node.asynchronous) or _trains(facts, unit, node, 0):
         return None
     if any(_suspends(inner) for inner in own_nodes(node.body)):
         return None
     module = facts.index.module_unit.node
-    assert isinstance(module, cst.Module)
+    assert type(module) is cst.Module
     spelled = _no_grad_spelling(facts, module, unit)
     context = cst.Call(func=spelled or cst.Attribute(cst.Name("torch"), cst.Name("no_grad")))
     wrapped = wrapped_in_with(node, context)
@@ -590,7 +590,7 @@ def _no_grad_fix(facts: Facts, unit: Unit, loop: Loop) -> NodeFix | None:
         return None  # not in this module's tree: nothing to edit here
     if module.body[top] is node:  # a loop in the module body: the import lands next to it, one edit
         whole = module.deep_replace(node, wrapped)
-        assert isinstance(whole, cst.Module)
+        assert type(whole) is cst.Module
         replacements: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ((module, with_import(whole, "torch", top)),)
     else:
         replacements = ((node, wrapped), (module, with_import(module, "torch", top)))
@@ -601,7 +601,7 @@ def _trains(facts: Facts, unit: Unit, node: cst.CSTNode, depth: int, calls: froz
     """Whether code calls `backward()`, `step()`, `zero_grad()` or `torch.autograd.grad` (or only
     those of `calls`), itself or through the functions and methods of this module that it calls."""
     for inner in own_nodes(node):
-        if not isinstance(inner, cst.Call):
+        if type(inner) is not cst.Call:
             continue
         if callee_name(inner) in calls or facts.imports.qualify(inner.func) == "torch.autograd.grad":
             return True
@@ -614,13 +614,13 @@ def _trains(facts: Facts, unit: Unit, node: cst.CSTNode, depth: int, calls: froz
 def _helper(unit: Unit, call: cst.Call) -> cst.FunctionDef | None:
     """The function of this module that a call runs: `helper(...)` or `self.method(...)`."""
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         found = unit.lookup_def(func.value)
-        return found.node if found is not None and isinstance(found.node, cst.FunctionDef) else None
+        return found.node if found is not None and type(found.node) is cst.FunctionDef else None
     method = unit.method_unit()
     if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
         and method is not None
         and method.cls is not None
         and func.value.value == method.self_name
@@ -647,12 +647,12 @@ def _no_grad_spelling(facts: Facts, module: cst.Module, unit: Unit) -> cst.BaseE
     torch_name = None
     for scope in scopes:
         for node in own_nodes(scope):
-            if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            if type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
                     local = alias.evaluated_alias or alias.evaluated_name
                     if facts.imports.aliases.get(local) in _NO_GRAD:
                         return cst.Name(local)
-            elif isinstance(node, cst.Import):
+            elif type(node) is cst.Import:
                 for alias in node.names:
                     name = dotted_name(alias.name) or ""
                     if alias.asname is None and name.split(".")[0] == "torch":
@@ -666,19 +666,19 @@ def _is_loss(facts: Facts, unit: Unit, expr: cst.BaseExpression, depth: int) -> 
     """A value that is a loss, so a one-element tensor that `.item()` can take."""
     if depth > 3:
         return False
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if expr.value in unit.graph_evidence:
             return True  # `.backward()` is called on it: a scalar
         return any(_is_loss(facts, unit, v, depth + 1) for v in unit.bindings.get(expr.value, []))
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value == "loss"  # outputs.loss
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         key = expr.slice[0].slice if expr.slice else None
-        text = string_value(key.value) if isinstance(key, cst.Index) else None
+        text = string_value(key.value) if type(key) is cst.Index else None
         return text is not None and "loss" in text
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _is_loss(facts, unit, expr.left, depth + 1) or _is_loss(facts, unit, expr.right, depth + 1)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = callee_name(expr) or ""
         qualified = facts.imports.qualify(expr.func) or ""
         reduced = name in ("sum", "mean") and not expr.args
@@ -693,7 +693,7 @@ def _is_loss(facts: Facts, unit: Unit, expr: cst.BaseExpression, depth: int) -> 
 def _used_as_tensor(unit: Unit, root: str) -> bool:
     """Whether the function calls a method on the accumulator (`total.item()`): a float has none."""
     return any(
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == root
+        type(node) is cst.Call and type(node.func) is cst.Attribute and dotted_name(node.func.value) == root
         for node in walk(unit.node)
     )
 
@@ -744,7 +744,7 @@ def _message(root: str, loop: Loop, event: Accumulation | Store, owner: Unit, ba
         )
     else:
         effect = "every iteration's activations stay alive (no `backward()` frees them)"
-    kind = "for" if isinstance(loop.node, cst.For) else "while"
+    kind = "for" if type(loop.node) is cst.For else "while"
     if owner is not event.unit:  # a step function's store, in the loop of its caller
         kind = f"`{kind}` loop of `{owner.name}` that calls `{event.unit.name}`"
     else:

@@ -136,7 +136,7 @@ class DelLoopVariable(Rule):
             return
         rebound = _assigned_in(loop.body)
         for node in own_nodes(loop.body):
-            if not isinstance(node, cst.Del):
+            if type(node) is not cst.Del:
                 continue
             deleted = [n for n in _del_names(node) if n in names and n not in rebound]
             if not deleted:
@@ -165,22 +165,22 @@ def _held_targets(
     facts: Facts, unit: Unit, iterable: cst.BaseExpression, target: cst.BaseExpression
 ) -> tuple[cst.BaseExpression, set[str]] | None:
     """The container behind the iterable and the loop-variable names bound to its items."""
-    if isinstance(iterable, cst.Call):
+    if type(iterable) is cst.Call:
         name = callee_name(iterable)
         args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if name in ("values", "items") and not args and isinstance(iterable.func, cst.Attribute):
+        if name in ("values", "items") and not args and type(iterable.func) is cst.Attribute:
             container = iterable.func.value
             if declared_container(facts.index, unit, container) != "dict":
                 return None
             if name == "values":
                 return container, _names(target)
             return (container, _names(target.elements[1].value)) if _pair(target) else None  # type: ignore[attr-defined]
-        if name == "enumerate" and isinstance(iterable.func, cst.Name) and args and _pair(target):
+        if name == "enumerate" and type(iterable.func) is cst.Name and args and _pair(target):
             return _held_targets(facts, unit, args[0], target.elements[1].value)  # type: ignore[attr-defined]
-        if name == "reversed" and isinstance(iterable.func, cst.Name) and args:
+        if name == "reversed" and type(iterable.func) is cst.Name and args:
             return _held_targets(facts, unit, args[0], target)
-        if name == "zip" and isinstance(iterable.func, cst.Name) and args:
-            if not isinstance(target, cst.Tuple) or len(target.elements) != len(args):
+        if name == "zip" and type(iterable.func) is cst.Name and args:
+            if type(target) is not cst.Tuple or len(target.elements) != len(args):
                 return None
             found: set[str] = set()
             first: cst.BaseExpression | None = None
@@ -203,7 +203,7 @@ def _held_by_names(literal: cst.Tuple | cst.List) -> bool:
     """`for t in (logits, hidden, self.cache)`: every item is also held by a name or an attribute,
     which `del t` leaves bound (not `(x.cpu(), y)`: the tuple may hold the only reference)."""
     return bool(literal.elements) and all(
-        not isinstance(item, cst.StarredElement) and dotted_name(item.value) is not None for item in literal.elements
+        type(item) is not cst.StarredElement and dotted_name(item.value) is not None for item in literal.elements
     )
 
 
@@ -214,13 +214,13 @@ def _replaces_items(loop: cst.For, container: cst.BaseExpression) -> bool:
     held = dotted_name(container)
     loop_names = names_in(loop.target)
     return held is not None and any(
-        isinstance(node, cst.Assign)
+        type(node) is cst.Assign
         and any(
-            isinstance(t.target, cst.Subscript)
+            type(t.target) is cst.Subscript
             and dotted_name(t.target.value) == held
             and len(t.target.slice) == 1
-            and isinstance(t.target.slice[0].slice, cst.Index)
-            and isinstance(t.target.slice[0].slice.value, cst.Name)
+            and type(t.target.slice[0].slice) is cst.Index
+            and type(t.target.slice[0].slice.value) is cst.Name
             and t.target.slice[0].slice.value.value in loop_names
             for t in node.targets
         )
@@ -233,14 +233,14 @@ def _dies_after(unit: Unit, loop: cst.For, container: cst.BaseExpression) -> boo
     `return` that does not hand the container back may follow): the items go with the container
     when the call ends, right after the loop. (A loop that works on each item and deletes it as it
     goes means to lower the peak during the loop: that `del` is reported.)"""
-    if not (_only_deletes(loop) and isinstance(unit.node, cst.FunctionDef)):
+    if not (_only_deletes(loop) and type(unit.node) is cst.FunctionDef):
         return False
     # `for t in (logits, hidden): del t`: the local names that hold the items go as well
     holders = (
         [item.value for item in container.elements] if isinstance(container, (cst.Tuple, cst.List)) else [container]
     )
     return all(
-        isinstance(holder, cst.Name)
+        type(holder) is cst.Name
         and holder.value in unit.bindings
         and holder.value not in unit.declared_global
         and holder.value not in unit.declared_nonlocal
@@ -257,20 +257,20 @@ def _last_in(block: cst.BaseSuite | cst.Else, loop: cst.For, name: str) -> bool:
         if statement is not loop and not any(node is loop for node in own_nodes(statement)):
             continue
         for after in statements[position + 1 :]:
-            small = after.body[0] if isinstance(after, cst.SimpleStatementLine) and len(after.body) == 1 else None
-            if not isinstance(small, cst.Return) or (small.value is not None and name in names_in(small.value)):
+            small = after.body[0] if type(after) is cst.SimpleStatementLine and len(after.body) == 1 else None
+            if type(small) is not cst.Return or (small.value is not None and name in names_in(small.value)):
                 return False
         if statement is loop:
             return True
-        if isinstance(statement, cst.With) or (
-            isinstance(statement, cst.Try) and statement.orelse is None and statement.finalbody is None
+        if type(statement) is cst.With or (
+            type(statement) is cst.Try and statement.orelse is None and statement.finalbody is None
         ):
             return _last_in(statement.body, loop, name)
         branch: cst.CSTNode | None = statement
-        while isinstance(branch, cst.If):
+        while type(branch) is cst.If:
             if _last_in(branch.body, loop, name):
                 return True
-            if isinstance(branch.orelse, cst.Else):
+            if type(branch.orelse) is cst.Else:
                 return _last_in(branch.orelse.body, loop, name)
             branch = branch.orelse
         return False
@@ -278,11 +278,11 @@ def _last_in(block: cst.BaseSuite | cst.Else, loop: cst.For, name: str) -> bool:
 
 
 def _pair(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Tuple) and len(target.elements) == 2
+    return type(target) is cst.Tuple and len(target.elements) == 2
 
 
 def _names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {target.value}
     if isinstance(target, (cst.Tuple, cst.List)):
         return set().union(*(_names(e.value) for e in target.elements))
@@ -292,7 +292,7 @@ def _names(target: cst.BaseExpression) -> set[str]:
 def _del_names(node: cst.Del) -> list[str]:
     target = node.target
     elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-    return [e.value for e in elements if isinstance(e, cst.Name)]
+    return [e.value for e in elements if type(e) is cst.Name]
 
 
 def _assigned_in(body: cst.BaseSuite) -> set[str]:
@@ -300,11 +300,11 @@ def _assigned_in(body: cst.BaseSuite) -> set[str]:
     names: set[str] = set()
     for node in own_nodes(body):
         targets: list[cst.BaseExpression] = []
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             targets = [t.target for t in node.targets]
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
             targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
+        elif type(node) is cst.WithItem and node.asname is not None:
             targets = [node.asname.name]
         for target in targets:
             names |= _names(target)
@@ -313,13 +313,12 @@ def _assigned_in(body: cst.BaseSuite) -> set[str]:
 
 def _only_deletes(loop: cst.For, names: set[str] | None = None) -> bool:
     """Whether the loop's body is nothing but `del` statements (of `names` only, when given)."""
-    if loop.orelse is not None or not isinstance(loop.body, cst.IndentedBlock):
+    if loop.orelse is not None or type(loop.body) is not cst.IndentedBlock:
         return False
     return all(
-        isinstance(statement, cst.SimpleStatementLine)
+        type(statement) is cst.SimpleStatementLine
         and all(
-            isinstance(small, cst.Del) and (names is None or set(_del_names(small)) <= names)
-            for small in statement.body
+            type(small) is cst.Del and (names is None or set(_del_names(small)) <= names) for small in statement.body
         )
         for statement in loop.body.body
     )
@@ -331,7 +330,7 @@ def _fix(facts: Facts, unit: Unit, loop: cst.For, container: cst.BaseExpression,
         return None
     if declared_container(facts.index, unit, container) not in ("list", "dict", "set"):
         return None
-    if isinstance(container, cst.Name) and not unit.lookup_bindings(container.value):
+    if type(container) is cst.Name and not unit.lookup_bindings(container.value):
         return None  # a parameter: emptying the caller's container is not this function's call
     clear = cst.SimpleStatementLine(
         [cst.Expr(cst.Call(func=cst.Attribute(value=container, attr=cst.Name("clear"))))],

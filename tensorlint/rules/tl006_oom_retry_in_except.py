@@ -216,7 +216,7 @@ def _retry(facts: Facts, unit: Unit, attempt: cst.Try, handler: cst.ExceptHandle
         if _is_module(facts, helper, inner.func)
     ]
     tried = {callee for call in attempted if (callee := _callee(call)) is not None}
-    own = unit.name if isinstance(unit.node, cst.FunctionDef) else None
+    own = unit.name if type(unit.node) is cst.FunctionDef else None
     for call in handler_calls:
         callee = _callee(call)
         if callee is None or (callee_name(call) or "") in _NOT_WORK:
@@ -297,7 +297,7 @@ def _is_module(facts: Facts, unit: Unit, func: cst.BaseExpression) -> bool:
     last = (dotted_name(func) or "").rsplit(".", 1)[-1].lower()
     if any(word in last for word in _MODEL_WORDS) and last.split("_")[0] not in _ACCESSORS:
         return True  # `model(x)`, `self.net(x)`: named for what it is (not `get_model()`)
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         current: Unit | None = unit
         while current is not None:
             if func.value in current.module_evidence:
@@ -330,7 +330,7 @@ def _catches_oom(imports: Imports, handler: cst.ExceptHandler) -> bool:
 def _caught(imports: Imports, expr: cst.BaseExpression | None) -> set[str]:
     if expr is None:
         return {"BaseException"}
-    elements = [e.value for e in expr.elements] if isinstance(expr, cst.Tuple) else [expr]
+    elements = [e.value for e in expr.elements] if type(expr) is cst.Tuple else [expr]
     found = set()
     for element in elements:
         qualified = imports.qualify(element) or dotted_name(element)
@@ -344,15 +344,15 @@ def _mentions_oom(node: cst.CSTNode) -> bool:
     if isinstance(node, (cst.SimpleString, cst.FormattedString)):
         text = (string_value(node) or "").lower()
         return "out of memory" in text or "out-of-memory" in text
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         name = (callee_name(node) or "").lower()
         return "oom" in name.split("_") or "out_of_memory" in name or name == "should_reduce_batch_size"
-    return isinstance(node, cst.Name) and node.value == "OutOfMemoryError"
+    return type(node) is cst.Name and node.value == "OutOfMemoryError"
 
 
 def _moves_to_cpu(call: cst.Call) -> bool:
     name = callee_name(call)
-    if name == "cpu" and isinstance(call.func, cst.Attribute):
+    if name == "cpu" and type(call.func) is cst.Attribute:
         return True
     for arg in call.args:
         text = string_value(arg.value)

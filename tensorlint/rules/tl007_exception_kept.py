@@ -208,7 +208,7 @@ class ExceptionKept(Rule):
                 if kept is None:
                     continue
                 lifetime = None
-                if isinstance(container, cst.Attribute) and not isinstance(node, cst.AugAssign) and not added:
+                if type(container) is cst.Attribute and type(node) is not cst.AugAssign and not added:
                     # `result.error = e` on a record that a container then keeps; `self.last_error = e`:
                     # one exception at a time, kept until the next replaces it, unless re-raised
                     keeper = _keeper(facts, unit, container)
@@ -222,7 +222,7 @@ class ExceptionKept(Rule):
                 described = f"`{name}`" if name else "a container"
                 advice = (
                     f"keep `repr({kept.value})` or `{kept.value}.with_traceback(None)` instead"
-                    if isinstance(kept, cst.Name)
+                    if type(kept) is cst.Name
                     else "keep the formatted text (`traceback.format_exc()`) instead"
                 )
                 yield Report(
@@ -242,9 +242,9 @@ def _returned_in_records(unit: Unit, saved: set[str], records: set[str]) -> Iter
         if node.value is None or not (place.handlers or saved) or _only_import_errors(place):
             continue
         names = _exception_names(place) | saved
-        parts = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+        parts = [e.value for e in node.value.elements] if type(node.value) is cst.Tuple else [node.value]
         for part in parts:
-            if isinstance(part, cst.Call) and callee_name(part) in records:
+            if type(part) is cst.Call and callee_name(part) in records:
                 kept = _kept_exception(part, names, records)
                 if kept is not None:
                     yield Report(
@@ -260,12 +260,12 @@ def _returned_in_records(unit: Unit, saved: set[str], records: set[str]) -> Iter
 
 def _slot_target(node: cst.Assign) -> cst.Attribute | None:
     target = node.targets[0].target if len(node.targets) == 1 else None
-    return target if isinstance(target, cst.Attribute) else None
+    return target if type(target) is cst.Attribute else None
 
 
 def _slot(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(attribute, value) for `obj.attr = value`: a slot that keeps what it is given."""
-    if not isinstance(node, cst.Assign):
+    if type(node) is not cst.Assign:
         return None
     target = _slot_target(node)
     return (target, node.value) if target is not None else None
@@ -274,18 +274,18 @@ def _slot(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | 
 def _helper_called(facts: Facts, unit: Unit, node: cst.CSTNode) -> tuple[Unit, dict[str, cst.BaseExpression]] | None:
     """The file's function or the object's method that `node` calls, with what it passes by
     parameter name; None for another call, or one with keywords or unpacking."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     func = node.func
     callee = None
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         callee = unit.lookup_def(func.value)
-    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == unit.self_name:
+    elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == unit.self_name:
         method = unit.cls.methods.get(func.attr.value) if unit.cls is not None else None
         callee = facts.index.method_units.get(id(method)) if method is not None else None
     if (
         callee is None
-        or not isinstance(callee.node, cst.FunctionDef)
+        or type(callee.node) is not cst.FunctionDef
         or (node.args and any(a.keyword or a.star for a in node.args))
     ):
         return None
@@ -309,10 +309,10 @@ def _slot_by_helper(
     callee, passed = called
     for assign, _ in placed(callee, cst.Assign):
         target = _slot_target(assign)
-        if target is None or not isinstance(assign.value, cst.Name) or assign.value.value not in passed:
+        if target is None or type(assign.value) is not cst.Name or assign.value.value not in passed:
             continue
         owner = target.value
-        if isinstance(owner, cst.Name) and owner.value in passed:  # `owner.error = value`
+        if type(owner) is cst.Name and owner.value in passed:  # `owner.error = value`
             return target.with_changes(value=passed[owner.value]), passed[assign.value.value]
         if _on_own_object(callee, owner):
             return target, passed[assign.value.value]  # `self.ctx.error = value`: the same object's
@@ -335,11 +335,11 @@ def _stored_by_helper(
         if stored is None:
             continue
         container, value = stored
-        if isinstance(value, cst.Name) and value.value in passed:
+        if type(value) is cst.Name and value.value in passed:
             value = passed[value.value]
         elif not _is_current_exception(value):
             continue
-        if isinstance(container, cst.Name) and container.value in passed:
+        if type(container) is cst.Name and container.value in passed:
             return passed[container.value], value  # `failures[key] = exc`
         if _on_own_object(callee, container):
             return container, value
@@ -349,8 +349,8 @@ def _stored_by_helper(
 def _keeper(facts: Facts, unit: Unit, slot: cst.BaseExpression) -> cst.BaseExpression | None:
     """The container that keeps a local object whose attribute was set: `records` for
     `record.error = e` followed by `self.records.append(record)`."""
-    owner = slot.value if isinstance(slot, cst.Attribute) else None
-    if not isinstance(owner, cst.Name) or facts.container_kind(unit, owner)[0] != "local":
+    owner = slot.value if type(slot) is cst.Attribute else None
+    if type(owner) is not cst.Name or facts.container_kind(unit, owner)[0] != "local":
         return None
     for node, _ in chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign)):
         stored = _stored(node)
@@ -362,7 +362,7 @@ def _keeper(facts: Facts, unit: Unit, slot: cst.BaseExpression) -> cst.BaseExpre
 def _reraised(facts: Facts, container: cst.BaseExpression) -> bool:
     """Whether the module reads the attribute in a function that raises: the slot hands an error
     on (a future's outcome, a worker's failure re-raised by its owner), one at a time."""
-    if not isinstance(container, cst.Attribute):
+    if type(container) is not cst.Attribute:
         return False
     attribute = container.attr.value
 
@@ -381,7 +381,7 @@ def _reraised(facts: Facts, container: cst.BaseExpression) -> bool:
             for assign, _ in placed(unit, cst.Assign)
             if reads(assign.value, set())
             for t in assign.targets
-            if isinstance(t.target, cst.Name)
+            if type(t.target) is cst.Name
         }
         if any(reads(r.exc, copies) or reads(r.cause, copies) for r, _ in raises):
             return True
@@ -398,7 +398,7 @@ def _only_import_errors(place: Place) -> bool:
 def _exception_names(place: Place) -> set[str]:
     names = set()
     for handler in place.handlers:
-        if handler.name is not None and isinstance(handler.name.name, cst.Name):
+        if handler.name is not None and type(handler.name.name) is cst.Name:
             names.add(handler.name.name.value)
     return names
 
@@ -408,25 +408,25 @@ def _saved_exceptions(unit: Unit) -> set[str]:
     traceback, after the handler ends (Python deletes only `exc` itself)."""
     saved: set[str] = set()
     for node, place in placed(unit, cst.Assign):
-        if place.handlers and isinstance(node.value, cst.Name) and node.value.value in _exception_names(place):
-            saved.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        if place.handlers and type(node.value) is cst.Name and node.value.value in _exception_names(place):
+            saved.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
     return saved
 
 
 def _stored(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(container, value) for `c.append(v)`, `c[k] = v`, `c += [v]`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         position = _STORE_METHODS.get(callee_name(node) or "")
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if position is not None and len(positional) > position:
             return node.func.value, positional[position]
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript):
+            if type(target.target) is cst.Subscript:
                 return target.target.value, node.value
     if (
-        isinstance(node, cst.AugAssign)
-        and isinstance(node.operator, cst.AddAssign)
+        type(node) is cst.AugAssign
+        and type(node.operator) is cst.AddAssign
         and isinstance(node.value, (cst.List, cst.Tuple))
     ):
         return node.target, node.value
@@ -442,21 +442,21 @@ def _kept_exception(
     """The part of a stored value that holds a traceback: `e`, `(i, e)`, `e.__traceback__`,
     `sys.exc_info()`, `Failure(step, e)` for a dataclass or NamedTuple of the file; or a local
     name `bound` to one of those (`info = {"error": e}`, then `failures.append(info)`)."""
-    if isinstance(value, cst.Name) and value.value in names:
+    if type(value) is cst.Name and value.value in names:
         return value
-    if isinstance(value, cst.Name) and bound:
+    if type(value) is cst.Name and bound:
         rest = {name: values for name, values in bound.items() if name != value.value}
         shown = (_kept_exception(v, names, records, rest) for v in bound.get(value.value, []))
         return next((found for found in shown if found is not None), None)
-    if isinstance(value, cst.Attribute) and value.attr.value == "__traceback__":
+    if type(value) is cst.Attribute and value.attr.value == "__traceback__":
         return value
     if _is_current_exception(value):
         return value
     if isinstance(value, (cst.Tuple, cst.List)):
         parts = [element.value for element in value.elements]
-    elif isinstance(value, cst.Dict):
-        parts = [item.value for item in value.elements if isinstance(item, cst.DictElement)]
-    elif isinstance(value, cst.Call) and callee_name(value) in records:
+    elif type(value) is cst.Dict:
+        parts = [item.value for item in value.elements if type(item) is cst.DictElement]
+    elif type(value) is cst.Call and callee_name(value) in records:
         parts = [arg.value for arg in value.args]
     else:
         return None
@@ -465,12 +465,12 @@ def _kept_exception(
 
 def _is_current_exception(value: cst.BaseExpression) -> bool:
     """`sys.exc_info()`, `sys.exception()`: the exception being handled, wherever the call is."""
-    return isinstance(value, cst.Call) and dotted_name(value.func) in _CURRENT_EXCEPTION
+    return type(value) is cst.Call and dotted_name(value.func) in _CURRENT_EXCEPTION
 
 
 def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Place, *, grows: bool) -> bool:
     lifetime, _ = facts.container_kind(unit, container)
-    handed_in = isinstance(container, cst.Name) and any(p.name.value == container.value for p in _params(unit))
+    handed_in = type(container) is cst.Name and any(p.name.value == container.value for p in _params(unit))
     if (lifetime == "closure" or handed_in) and _runs_in_a_thread(facts, unit):
         return False  # the hand-off of a thread's error: re-raised or asserted on after join()
     if lifetime in ("attribute", "global", "closure"):
@@ -479,7 +479,7 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
         return True  # the caller's container
     # `monitor.failures` that a helper appends to grows as `monitor` lives; `enhanced.__cause__ = e` is one slot
     local = container.value if type(container) is cst.Attribute and grows else container
-    if not (place.loops and isinstance(local, cst.Name)):
+    if not (place.loops and type(local) is cst.Name):
         return False
     if _raised_after(unit):
         return False  # `failure = e` in the handler, `raise failure` later: the call ends in a raise
@@ -498,11 +498,7 @@ def _runs_in_a_thread(facts: Facts, unit: Unit) -> bool:
     for other in facts.index.units:
         for call in calls_in(other.node) if other.node is not None else []:
             target = argument(call, "target")
-            if (
-                (callee_name(call) or "").endswith("Thread")
-                and isinstance(target, cst.Name)
-                and target.value == unit.name
-            ):
+            if (callee_name(call) or "").endswith("Thread") and type(target) is cst.Name and target.value == unit.name:
                 return True
     return False
 
@@ -511,7 +507,7 @@ def _raised_after(unit: Unit) -> bool:
     """Whether a handler saves the exception in a name that the function raises: then it
     returns its container only when nothing was caught."""
     saved = _saved_exceptions(unit)
-    return any(isinstance(r.exc, cst.Name) and r.exc.value in saved for r, _ in placed(unit, cst.Raise))
+    return any(type(r.exc) is cst.Name and r.exc.value in saved for r, _ in placed(unit, cst.Raise))
 
 
 def _params(unit: Unit) -> list[cst.Param]:
@@ -520,15 +516,15 @@ def _params(unit: Unit) -> list[cst.Param]:
 
 
 def _what(kept: cst.BaseExpression) -> str:
-    if isinstance(kept, cst.Name):
+    if type(kept) is cst.Name:
         return f"exception `{kept.value}`"
-    if isinstance(kept, cst.Call):
+    if type(kept) is cst.Call:
         return "`sys.exc_info()` (with its traceback)"
     return "a traceback"
 
 
 def _fix(kept: cst.BaseExpression, names: set[str]) -> NodeFix | None:
-    if not (isinstance(kept, cst.Name) and kept.value in names):
+    if not (type(kept) is cst.Name and kept.value in names):
         return None
     without = cst.Call(
         func=cst.Attribute(value=kept, attr=cst.Name("with_traceback")), args=[cst.Arg(cst.Name("None"))]

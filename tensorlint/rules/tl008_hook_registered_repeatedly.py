@@ -141,7 +141,7 @@ class HookRegisteredRepeatedly(Rule):
             registrations = [
                 (node.value, place)
                 for node, place in placed(unit, cst.Expr)
-                if isinstance(node.value, cst.Call)
+                if type(node.value) is cst.Call
                 and (
                     callee_name(node.value) in MODULE_HOOK_REGISTRATIONS
                     or (callee_name(node.value) in TENSOR_HOOK_REGISTRATIONS and _on_a_parameter(node.value, place))
@@ -167,13 +167,13 @@ def _on_a_parameter(call: cst.Call, place: Place) -> bool:
     """`layer.weight.register_hook(f)`, or `p.register_hook(f)` in a loop over parameters: a tensor
     that lives as long as the model keeps every hook. An activation's hooks go with its graph."""
     tensor = receiver(call)
-    if isinstance(tensor, cst.Attribute):
+    if type(tensor) is cst.Attribute:
         return tensor.attr.value in ("weight", "bias")
-    if not isinstance(tensor, cst.Name):
+    if type(tensor) is not cst.Name:
         return False
     for loop in place.loops:
-        if isinstance(loop, cst.For) and tensor.value in target_names(loop.target):
-            return "param" in (dotted_name(loop.iter.func if isinstance(loop.iter, cst.Call) else loop.iter) or "")
+        if type(loop) is cst.For and tensor.value in target_names(loop.target):
+            return "param" in (dotted_name(loop.iter.func if type(loop.iter) is cst.Call else loop.iter) or "")
     return False
 
 

@@ -140,7 +140,7 @@ class CacheKeepsModule(Rule):
     def check(self, facts: Facts) -> Iterator[Report]:
         for unit in facts.index.units:
             node = unit.node
-            if not isinstance(node, cst.FunctionDef):
+            if type(node) is not cst.FunctionDef:
                 continue
             decorator = _cache_decorator(facts.imports, node)
             if decorator is None:
@@ -209,11 +209,11 @@ def _dataset_item(facts: Facts, cls: ClassInfo, method: str) -> bool:
 def _bounded(decorator: cst.Decorator) -> bool:
     """`@lru_cache(maxsize=16)`: an explicit number of entries (not `None`)."""
     expr = decorator.decorator
-    return isinstance(expr, cst.Call) and isinstance(argument(expr, "maxsize", 0), cst.Integer)
+    return type(expr) is cst.Call and type(argument(expr, "maxsize", 0)) is cst.Integer
 
 
 def _decorator_name(expr: cst.BaseExpression) -> str | None:
-    return dotted_name(expr.func if isinstance(expr, cst.Call) else expr)
+    return dotted_name(expr.func if type(expr) is cst.Call else expr)
 
 
 def _mixed_into_a_module(facts: Facts, cls: ClassInfo) -> bool:
@@ -224,13 +224,13 @@ def _mixed_into_a_module(facts: Facts, cls: ClassInfo) -> bool:
 def _cache_decorator(imports: Imports, node: cst.FunctionDef) -> cst.Decorator | None:
     for decorator in node.decorators:
         expr = decorator.decorator
-        func = expr.func if isinstance(expr, cst.Call) else expr
+        func = expr.func if type(expr) is cst.Call else expr
         qualified = imports.qualify(func) or dotted_name(func)
         if qualified not in _CACHES:
             continue
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             size = argument(expr, "maxsize", 0)
-            if isinstance(size, cst.Integer) and size.evaluated_value == 0:
+            if type(size) is cst.Integer and size.evaluated_value == 0:
                 continue  # maxsize=0 caches nothing
         return decorator
     return None
@@ -257,20 +257,20 @@ _MODULE_METHODS = frozenset(["parameters", "named_parameters", "state_dict", "ev
 
 def _used_as_module(facts: Facts, node: cst.FunctionDef, name: str) -> bool:
     for call in walk(node.body):
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             continue
         func = call.func
-        if isinstance(func, cst.Name) and func.value == name:
+        if type(func) is cst.Name and func.value == name:
             return True  # `encoder(text)`
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value == name
             and func.attr.value in _MODULE_METHODS
         ):
             return True  # `model.parameters()`
         qualified = facts.imports.qualify(func) or ""
-        given = any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args)
+        given = any(type(a.value) is cst.Name and a.value.value == name for a in call.args)
         if given and qualified.startswith("torch."):
             return True  # `torch.compile(model)`
     return False
@@ -310,21 +310,21 @@ def _used_as_tensor(facts: Facts, node: cst.FunctionDef, param: cst.Param) -> bo
     for inner in walk(node.body):
         if _attribute_of(inner, name) in _TENSOR_ATTRIBUTES:
             return True
-        if not isinstance(inner, cst.Call):
+        if type(inner) is not cst.Call:
             continue
         if _attribute_of(inner.func, name) in _TENSOR_METHODS:
             return True
         first = inner.args[0].value if inner.args and inner.args[0].keyword is None else None
         namespace, _, function = (facts.imports.qualify(inner.func) or "").rpartition(".")
         takes_tensors = (namespace == "torch" and function in _TENSOR_FUNCTIONS) or namespace == "torch.nn.functional"
-        if takes_tensors and isinstance(first, cst.Name) and first.value == name:
+        if takes_tensors and type(first) is cst.Name and first.value == name:
             return True
     return False
 
 
 def _attribute_of(node: cst.CSTNode, name: str) -> str | None:
     """`attr` of `name.attr`."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
         return node.attr.value
     return None
 
@@ -334,4 +334,4 @@ def _annotation_names(param: cst.Param) -> set[str]:
     if param.annotation is None:
         return set()
     annotation = param.annotation.annotation
-    return {n.value for n in [annotation, *walk(annotation)] if isinstance(n, cst.Name)}
+    return {n.value for n in [annotation, *walk(annotation)] if type(n) is cst.Name}

@@ -185,7 +185,7 @@ def _message(unit: Unit, state: CarriedState) -> str:
     statement = statement if len(statement) <= 60 else statement[:57] + "..."
     if state.loop is not None:
         per, plural = "batch", "batches"
-        kind = "for" if isinstance(state.loop, cst.For) else "while"
+        kind = "for" if type(state.loop) is cst.For else "while"
         where = f"this `{kind}` loop calls `backward()`"
     else:
         per, plural = "step", "steps"
@@ -227,7 +227,7 @@ def _fix(facts: Facts, unit: Unit, state: CarriedState) -> NodeFix | None:
     """`h, c = h.detach(), c.detach()` first in the loop, where each name is started, before the loop,
     as a plain tensor (`torch.zeros(...)`): a tuple, a model's state object or `None` would not take it."""
     loop = state.loop
-    if loop is None or not isinstance(loop.body, cst.IndentedBlock):
+    if loop is None or type(loop.body) is not cst.IndentedBlock:
         return None
     if not all(_started_as_tensor(facts, unit, loop, name) for name in state.names):
         return None
@@ -241,28 +241,28 @@ def _started_as_tensor(facts: Facts, unit: Unit, loop: cst.For | cst.While, name
     """Whether every assignment of `name` outside the loop makes a tensor (`torch.zeros(...)`,
     `h, c = torch.zeros(...), torch.zeros(...)`), and there is one; parameters are unknown."""
     node = unit.node
-    if "." in name or (isinstance(node, cst.FunctionDef) and name in {p.name.value for p in all_params(node.params)}):
+    if "." in name or (type(node) is cst.FunctionDef and name in {p.name.value for p in all_params(node.params)}):
         return False
     inside = {id(inner) for inner in own_nodes(loop)}
     starts: list[cst.BaseExpression] = []
     for assign in own_nodes(node):
-        if not isinstance(assign, cst.Assign) or id(assign) in inside:
+        if type(assign) is not cst.Assign or id(assign) in inside:
             continue
         for target in assign.targets:
             if name not in target_names(target.target):
                 continue
-            if isinstance(target.target, cst.Name):
+            if type(target.target) is cst.Name:
                 starts.append(assign.value)
-            elif isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple):
+            elif type(target.target) is cst.Tuple and type(assign.value) is cst.Tuple:
                 pairs = zip(target.target.elements, assign.value.elements, strict=False)
-                starts.extend(v.value for t, v in pairs if isinstance(t.value, cst.Name) and t.value.value == name)
+                starts.extend(v.value for t, v in pairs if type(t.value) is cst.Name and t.value.value == name)
             else:
                 return False
     return bool(starts) and all(_makes_tensor(facts, value) for value in starts)
 
 
 def _makes_tensor(facts: Facts, value: cst.BaseExpression) -> bool:
-    if not isinstance(value, cst.Call) or callee_name(value) not in _TENSOR_MAKERS:
+    if type(value) is not cst.Call or callee_name(value) not in _TENSOR_MAKERS:
         return False
     qualified = facts.imports.qualify(value.func) or ""
     return qualified.startswith("torch.") or callee_name(value) in ("new_zeros", "new_ones", "new_empty", "new_full")

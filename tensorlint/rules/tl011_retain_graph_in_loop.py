@@ -203,7 +203,7 @@ def _message(facts: Facts, unit: Unit, call: cst.Call, loop: cst.For | cst.While
 
 def _creates_graph(call: cst.Call) -> bool:
     flag = argument(call, "create_graph")
-    return flag is not None and not (isinstance(flag, cst.Name) and flag.value in ("False", "None"))
+    return flag is not None and not (type(flag) is cst.Name and flag.value in ("False", "None"))
 
 
 def _backpropagates(facts: Facts, call: cst.Call) -> bool:
@@ -252,7 +252,7 @@ def _loss_object_call(facts: Facts, unit: Unit, call: cst.Call, backpropagated: 
     if not is_loss_name(callee_name(call) or "") or not call.args or resolve_callable(facts.index, call.func, unit):
         return False
     for node in own_nodes(unit.node):
-        if isinstance(node, cst.Assign) and node.value is call:
+        if type(node) is cst.Assign and node.value is call:
             return not {n for target in node.targets for n in references(target.target)} & backpropagated
     return True  # a bare call, or its result used in place: nothing here backpropagates it
 
@@ -280,10 +280,10 @@ def _assigns(loop: cst.For | cst.While) -> list[tuple[set[str], set[str]]]:
     """(names written, names read) for each assignment in the loop's body."""
     flows = []
     for node in own_nodes(loop.body):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             written = {n for target in node.targets for n in references(target.target)}
             flows.append((written, references(node.value)))
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             flows.append((references(node.target), references(node.value)))
     return flows
 
@@ -297,7 +297,7 @@ def _reaches_earlier_graph(facts: Facts, unit: Unit, loop: cst.For | cst.While, 
     """Whether the loss is computed from a value with autograd history that the loop does not rebuild:
     `features = encoder(x)` before the loop, backpropagated through again in every iteration."""
     assigned = {name for written, _ in _assigns(loop) for name in written}
-    if isinstance(loop, cst.For):
+    if type(loop) is cst.For:
         assigned |= references(loop.target)
     # Where the loop starts, on any iteration of the loops around it (`targets = encoder(...)`
     # after it, in an outer loop); at the function's end where the walk did not record it.

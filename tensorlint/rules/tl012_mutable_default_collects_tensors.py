@@ -135,7 +135,7 @@ class MutableDefaultCollectsTensors(Rule):
 
 def _container_base(store: Store) -> cst.BaseExpression:
     expr = store.container
-    while isinstance(expr, cst.Subscript):
+    while type(expr) is cst.Subscript:
         expr = expr.value  # `cache[key].append(t)` grows `cache`
     return expr
 
@@ -143,7 +143,7 @@ def _container_base(store: Store) -> cst.BaseExpression:
 def _default_holder(store: Store) -> str | None:
     """What the container is, in words, when it is a parameter's default: one object for every call."""
     base = _container_base(store)
-    if not isinstance(base, cst.Name):
+    if type(base) is not cst.Name:
         return None
     unit: Unit | None = store.unit
     while unit is not None:
@@ -165,7 +165,7 @@ def _class_holder(facts: Facts, store: Store) -> str | None:
     base = _container_base(store)
     attribute = self_attribute(store.unit, base)
     cls = store.unit.cls if attribute is not None else None
-    if isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) and base.value.value in facts.index.classes:
+    if type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value in facts.index.classes:
         cls, attribute = facts.index.classes[base.value.value], base.attr.value  # `Tracker.history.append(t)`
     if cls is None or attribute is None:
         return None

@@ -219,13 +219,13 @@ def _parent_initialises(facts: Facts, loader: LoaderCall) -> Report | None:
 
 def _callers(facts: Facts, unit: Unit) -> list[Unit]:
     """The functions of the module that call this one by name: `loader = build_loader(cfg)` in `main`."""
-    if not isinstance(unit.node, cst.FunctionDef):
+    if type(unit.node) is not cst.FunctionDef:
         return []
     return [
         caller
         for caller in facts.index.units
         if any(
-            isinstance(call.func, cst.Name) and caller.lookup_def(call.func.value) is unit
+            type(call.func) is cst.Name and caller.lookup_def(call.func.value) is unit
             for call, _ in placed(caller, cst.Call)
         )
     ]
@@ -239,7 +239,7 @@ def _unpicklable(facts: Facts, loader: LoaderCall, method: str) -> Iterator[Repo
         local = [unit for unit, _, _ in resolve_callable(facts.index, given, loader.unit) if _is_local(facts, unit)]
         if not local:
             continue
-        what = "a lambda" if isinstance(local[0].node, cst.Lambda) else f"the nested function `{local[0].name}`"
+        what = "a lambda" if type(local[0].node) is cst.Lambda else f"the nested function `{local[0].name}`"
         yield Report(
             given,
             f"`{keyword}` is {what}, given to a DataLoader with workers under {method}: its workers receive "
@@ -251,7 +251,7 @@ def _unpicklable(facts: Facts, loader: LoaderCall, method: str) -> Iterator[Repo
 
 def _is_local(facts: Facts, unit: Unit) -> bool:
     """A lambda, or a function nested in a function: pickle cannot find it by name."""
-    if isinstance(unit.node, cst.Lambda):
+    if type(unit.node) is cst.Lambda:
         return True
     return not unit.is_method and unit.parent is not None and unit.parent is not facts.index.module_unit
 
@@ -274,7 +274,7 @@ def _start_method(facts: Facts, loader: LoaderCall) -> str | None:
     context = argument(loader.node, "multiprocessing_context", 10)
     if context is None:
         return None
-    if isinstance(context, cst.Name):
+    if type(context) is cst.Name:
         values = loader.unit.lookup_bindings(context.value) or facts.index.module_unit.bindings.get(context.value, [])
         context = values[0] if len(values) == 1 else context
     return _method_named(context) or "unknown"
@@ -282,7 +282,7 @@ def _start_method(facts: Facts, loader: LoaderCall) -> str | None:
 
 def _method_named(expr: cst.BaseExpression) -> str | None:
     """ "spawn" for `"spawn"` and `multiprocessing.get_context("spawn")`."""
-    if isinstance(expr, cst.Call) and callee_name(expr) == "get_context" and expr.args:
+    if type(expr) is cst.Call and callee_name(expr) == "get_context" and expr.args:
         expr = expr.args[0].value
     return string_value(expr)
 
@@ -300,7 +300,7 @@ def _workers_started_at(loader: LoaderCall, order: dict[int, int]) -> int | None
     """For `persistent_workers=True`: where in its function the loader is first iterated (its
     workers fork then and are kept); None otherwise, or when it is not iterated there."""
     persistent = argument(loader.node, "persistent_workers")
-    if not (isinstance(persistent, cst.Name) and persistent.value == "True"):
+    if not (type(persistent) is cst.Name and persistent.value == "True"):
         return None
     names = {
         dotted_name(target.target)

@@ -213,7 +213,7 @@ def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While
         method = unit.method_unit()
         assert method is not None and method.cls is not None
         ends = [u for u in _methods(facts, method.cls) if "epoch" in u.name.lower() and _computes(u, updated)]
-        if len(ends) != 1 or not isinstance(ends[0].node, cst.FunctionDef):
+        if len(ends) != 1 or type(ends[0].node) is not cst.FunctionDef:
             return None
         block = ends[0].node.body
     else:
@@ -221,13 +221,13 @@ def _fix(facts: Facts, unit: Unit, updated: str, loops: list[cst.For | cst.While
         if not batches or batches[-1] == 0:
             return None
         block = loops[batches[-1] - 1].body
-    if not isinstance(block, cst.IndentedBlock):
+    if type(block) is not cst.IndentedBlock:
         return None
     reading = [i for i, statement in enumerate(block.body) if _reads(statement, updated)]
     last = block.body[reading[-1]] if reading else None
-    if not isinstance(last, cst.SimpleStatementLine) or any(isinstance(s, cst.Return) for s in last.body):
+    if type(last) is not cst.SimpleStatementLine or any(type(s) is cst.Return for s in last.body):
         return None  # nothing to put it after, or a `return` ends the block there
-    if not any(isinstance(n, cst.Call) and callee_name(n) == "compute" for n in own_nodes(last)):
+    if not any(type(n) is cst.Call and callee_name(n) == "compute" for n in own_nodes(last)):
         return None
     reset = cst.SimpleStatementLine(
         [cst.Expr(cst.Call(cst.Attribute(cst.parse_expression(updated), cst.Name("reset"))))]
@@ -272,16 +272,14 @@ def _updated_metric(call: cst.Call) -> str | None:
     if not call.args:
         return None
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("update", "forward"):
+    if type(func) is cst.Attribute and func.attr.value in ("update", "forward"):
         func = func.value
     return dotted_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
 
 
 def _metric_of(facts: Facts, unit: Unit, updated: str) -> _Metric | None:
     """The metric `self.x` or a variable holds: every assignment the module shows builds one."""
-    assigned = [
-        (v, u) for v, u in _assigned(facts, unit, updated) if not (isinstance(v, cst.Name) and v.value == "None")
-    ]
+    assigned = [(v, u) for v, u in _assigned(facts, unit, updated) if not (type(v) is cst.Name and v.value == "None")]
     metrics = [_built_metric(facts, value, where) for value, where in assigned]
     if not metrics or any(m is None for m in metrics):
         return None
@@ -304,11 +302,11 @@ def _assigned(facts: Facts, unit: Unit, dotted: str) -> list[tuple[cst.BaseExpre
 def _built_metric(facts: Facts, value: cst.BaseExpression, unit: Unit, depth: int = 0) -> _Metric | None:
     """The metric a constructor call makes: `BinaryAUROC()`, `MetricCollection([...])`, a project
     subclass of `torchmetrics.Metric`, or a copy of one (`.clone(prefix="val_")`, `.to(device)`)."""
-    if not isinstance(value, cst.Call) or depth > 3:
+    if type(value) is not cst.Call or depth > 3:
         return None
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _COPIES:
+    if type(value.func) is cst.Attribute and value.func.attr.value in _COPIES:
         source = value.func.value
-        if isinstance(source, cst.Call):
+        if type(source) is cst.Call:
             return _built_metric(facts, source, unit, depth + 1)
         copied = dotted_name(source)
         sources = _assigned(facts, unit, copied) if copied is not None else []
@@ -364,8 +362,8 @@ def _arguments(call: cst.Call) -> list[cst.BaseExpression]:
         value = arg.value
         if isinstance(value, (cst.List, cst.Tuple)):
             found += [element.value for element in value.elements]
-        elif isinstance(value, cst.Dict):
-            found += [element.value for element in value.elements if isinstance(element, cst.DictElement)]
+        elif type(value) is cst.Dict:
+            found += [element.value for element in value.elements if type(element) is cst.DictElement]
         else:
             found.append(value)
     return found
@@ -479,7 +477,7 @@ def _binder(unit: Unit, name: str) -> Unit | None:
 
 def _assigns(loop: cst.For | cst.While, name: str) -> bool:
     return any(
-        isinstance(node, cst.Assign) and any(dotted_name(t.target) == name for t in node.targets)
+        type(node) is cst.Assign and any(dotted_name(t.target) == name for t in node.targets)
         for node in own_nodes(loop.body)
     )
 

@@ -149,7 +149,7 @@ class TensorKeyedContainer(Rule):
                 continue
             assert store.key is not None
             name = f"`{root_name(store.container)}`" if root_name(store.container) else "a container"
-            kind = "set" if isinstance(store.node, cst.Call) and callee_name(store.node) == "add" else "dict"
+            kind = "set" if type(store.node) is cst.Call and callee_name(store.node) == "add" else "dict"
             graph = " and its autograd graph" if store.key.graph else ""
             per = "every batch" if holder.startswith("a local") else "every call"
             yield Report(

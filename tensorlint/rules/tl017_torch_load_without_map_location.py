@@ -195,9 +195,9 @@ def _without_map_location(unit: Unit, call: cst.Call) -> bool:
     if argument(call, "map_location", 1) is not None:
         return False
     source = argument(call, "f", 0)
-    if isinstance(source, cst.Name):
+    if type(source) is cst.Name:
         source = next(iter(unit.lookup_bindings(source.value)), source)
-    return not (isinstance(source, cst.Call) and callee_name(source) == "BytesIO")  # an in-memory round trip
+    return not (type(source) is cst.Call and callee_name(source) == "BytesIO")  # an in-memory round trip
 
 
 def _repeats(facts: Facts, unit: Unit, place: Place, call: cst.Call) -> tuple[str, str] | None:
@@ -228,13 +228,13 @@ def _on_one_iteration(unit: Unit, call: cst.Call) -> bool:
 
 
 def _equals_number(test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return _equals_number(test.left) or _equals_number(test.right)
     return (
-        isinstance(test, cst.Comparison)
+        type(test) is cst.Comparison
         and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-        and isinstance(test.comparisons[0].comparator, cst.Integer)
+        and type(test.comparisons[0].operator) is cst.Equal
+        and type(test.comparisons[0].comparator) is cst.Integer
     )
 
 
@@ -247,13 +247,13 @@ def _gpu_content(unit: Unit, call: cst.Call) -> str | None:
         for node, _ in placed(unit, cst.Assign)
         if node.value is call
         for target in node.targets
-        if isinstance(target.target, cst.Name)
+        if type(target.target) is cst.Name
     }
 
     def is_loaded(expr: cst.BaseExpression) -> bool:
-        while isinstance(expr, cst.Subscript):
+        while type(expr) is cst.Subscript:
             expr = expr.value  # ckpt["model"]["encoder"]
-        return expr is call or (isinstance(expr, cst.Name) and expr.value in names)
+        return expr is call or (type(expr) is cst.Name and expr.value in names)
 
     for node, _ in placed(unit, cst.Call):
         name = callee_name(node)
@@ -265,7 +265,7 @@ def _gpu_content(unit: Unit, call: cst.Call) -> str | None:
             return "what it loads (this code moves it to the CPU afterwards)"
     for read, _ in placed(unit, cst.Subscript):
         index = read.slice[0].slice
-        key = string_value(index.value) if isinstance(index, cst.Index) else None
+        key = string_value(index.value) if type(index) is cst.Index else None
         if key is not None and is_loaded(read.value) and any(word in key.lower() for word in _CHECKPOINT_KEYS):
             return f'the checkpoint it loads (read by `["{key}"]`)'
     return None

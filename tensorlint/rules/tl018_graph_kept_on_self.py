@@ -176,7 +176,7 @@ def _optional_argument(write: AttributeWrite) -> bool:
     an input (a mask, labels, a cache), not an activation with a graph."""
     value = write.value_expr
     node = write.unit.node
-    if not isinstance(value, cst.Name) or not isinstance(node, cst.FunctionDef):
+    if type(value) is not cst.Name or type(node) is not cst.FunctionDef:
         return False
     return any(p.name.value == value.value and p.default is not None for p in all_params(node.params))
 
@@ -190,9 +190,9 @@ def _carried(write: AttributeWrite) -> bool:
     for node in own_nodes(write.unit.node):
         if node is write.node:
             return False
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             written.update(id(t.target) for t in node.targets)
-        elif isinstance(node, cst.Attribute) and id(node) not in written and dotted_name(node) == name:
+        elif type(node) is cst.Attribute and id(node) not in written and dotted_name(node) == name:
             return True
     return False
 
@@ -217,16 +217,16 @@ def _cleared(write: AttributeWrite) -> bool:
 
 
 def _clears(node: cst.CSTNode, name: str | None) -> bool:
-    if isinstance(node, cst.Del):
-        targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+    if type(node) is cst.Del:
+        targets = [e.value for e in node.target.elements] if type(node.target) is cst.Tuple else [node.target]
         return any(dotted_name(t) == name for t in targets)
-    if isinstance(node, cst.Assign) and _is_none(node.value):
+    if type(node) is cst.Assign and _is_none(node.value):
         return any(dotted_name(t.target) == name for t in node.targets)
     return False
 
 
 def _is_none(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
+    return type(value) is cst.Name and value.value == "None"
 
 
 def _fix(write: AttributeWrite) -> NodeFix | None:

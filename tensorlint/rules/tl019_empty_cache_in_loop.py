@@ -175,7 +175,7 @@ def _one_step(test: cst.CSTNode, unit: Unit, place: Place) -> bool:
     `rank == 0`, true on every step of one process)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
-    if not isinstance(test.comparisons[0].operator, cst.Equal):
+    if type(test.comparisons[0].operator) is not cst.Equal:
         return False
     sides = [test.left, test.comparisons[0].comparator]
     if not any(type(side) is cst.Integer for side in sides):
@@ -192,7 +192,7 @@ def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
     that is not itself run once per step: an inner loop's index restarts every step), or a name
     or attribute of the object that the function (or a method of its class) counts up with `+= 1`."""
     outermost = place.loops[0] if place.loops and Role.STEP not in unit.roles else None
-    if type(expr) is cst.Name and isinstance(outermost, cst.For) and isinstance(outermost.target, cst.Tuple):
+    if type(expr) is cst.Name and type(outermost) is cst.For and type(outermost.target) is cst.Tuple:
         iterable, first = outermost.iter, outermost.target.elements[0].value
         enumerated = type(iterable) is cst.Call and callee_name(iterable) == "enumerate"
         if enumerated and type(first) is cst.Name and first.value == expr.value:
@@ -205,7 +205,7 @@ def _counts_iterations(expr: cst.CSTNode, unit: Unit, place: Place) -> bool:
     if method is not None and method.cls is not None and counted.startswith(f"{method.self_name}."):
         scopes += list(method.cls.methods.values())
     return any(
-        type(node) is cst.AugAssign and isinstance(node.operator, cst.AddAssign) and dotted_name(node.target) == counted
+        type(node) is cst.AugAssign and type(node.operator) is cst.AddAssign and dotted_name(node.target) == counted
         for scope in scopes
         for node in own_nodes(scope)
     )
@@ -218,15 +218,15 @@ def _conditional(call: cst.Call, unit: Unit, place: Place) -> bool:
         return True
     scope = place.loops[-1].body if place.loops else unit.node
     for node in own_nodes(scope):
-        if isinstance(node, cst.If) and any(inner is call for inner in own_nodes(node.body)):
+        if type(node) is cst.If and any(inner is call for inner in own_nodes(node.body)):
             tests = [node.test, *own_nodes(node.test)]
-            if any(isinstance(t, cst.BinaryOperation) and isinstance(t.operator, cst.Modulo) for t in tests):
+            if any(type(t) is cst.BinaryOperation and type(t.operator) is cst.Modulo for t in tests):
                 return True
-            if any(isinstance(t, cst.Call) and callee_name(t) in _MEMORY_QUERIES for t in tests):
+            if any(type(t) is cst.Call and callee_name(t) in _MEMORY_QUERIES for t in tests):
                 return True
             if any(_one_step(t, unit, place) for t in tests):
                 return True
-            words = {w for t in tests if isinstance(t, cst.Name) for w in t.value.lower().split("_")}
+            words = {w for t in tests if type(t) is cst.Name for w in t.value.lower().split("_")}
             if words & _KNOB_WORDS:
                 return True  # `if args.empty_unused_memory_level >= 1:`: a setting the user chose
     return False
