@@ -94,13 +94,13 @@ def _analyze(
 ) -> tuple[list[Finding], bool]:
     """The findings of the rules in `running` before `# noqa`, and whether the whole file was analysed."""
     path = _project_file(filename)
+    if project is None and _finds_nothing(source, path, running):
+        return [], True  # (Python's parser, which that analysis reads, fails safely on deep nesting)
     too_deep = nesting_problem(source)
     if too_deep is not None:  # LibCST's parser would crash the process (a native stack overflow)
         row, reason = too_deep
         where = Location(row, 1)
         return [Finding(None, f"file too deeply nested to parse: {reason}", filename, where, where)], False
-    if project is None and _finds_nothing(source, path, running):
-        return [], True
     rules = [rule() for rule in all_rules() if rule.code in running]
     project = (project or _PROJECT) if path else None
     try:

@@ -177,7 +177,7 @@ def _placed_by_kind(unit: Unit) -> dict[type, list[Any]]:
         current, place = stack.pop()
         if type(current) in PLACED_KINDS:
             grouped.setdefault(type(current), []).append((current, place))
-        if type(current) not in SCOPES:
+        if type(current) not in SCOPES and type(current) not in LEAVES:
             stack += [(child, child_place(current, child, place)) for child in reversed(children(current))]
     return grouped
 
@@ -790,16 +790,16 @@ class _Indexer:
                 self.hook_calls.append((node, self.unit, role))
         elif name in MODULE_HOOK_REGISTRATIONS:
             self.hook_calls.append((node, self.unit, Role.MODULE_HOOK))
-        functional = (self.imports.qualify(node.func) or "").startswith("torch.nn.functional.")
+        qualified = self.imports.qualify(node.func) or ""
+        functional = qualified.startswith("torch.nn.functional.")
         if is_loss_name(name) or (functional and ("loss" in name or "entropy" in name or name == "kl_div")):
             self.unit.loss_calls.append(node)
         if name in ("backward", "manual_backward"):
             self._backward(node, recv)
         elif name is not None and _backpropagates_a_loss(name, node):
             self._backward(node, None)  # `self.model_backward_and_update(loss)`: a trainer's helper
-        elif name == "grad" and (self.imports.qualify(node.func) or "").startswith("torch.autograd"):
+        elif name == "grad" and qualified.startswith("torch.autograd"):
             self._backward(node, None)
-        qualified = self.imports.qualify(node.func) or ""
         # `torch.cat(store["emb"])` joins what `store` holds
         if (
             qualified in _TORCH_CONCATENATIONS

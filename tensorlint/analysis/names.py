@@ -88,15 +88,17 @@ class Imports:
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b.c` when `a` is an imported name, else None."""
-        dotted = dotted_name(expr)
-        if dotted is None:
+        head = expr
+        while type(head) is cst.Attribute:  # most calls are of no imported name: told before joining
+            head = head.value
+        if type(head) is not cst.Name:
             return None
-        head, _, rest = dotted.partition(".")
-        target = self.aliases.get(head)
-        if target is None and head == "torch":
+        target = self.aliases.get(head.value)
+        if target is None and head.value == "torch":
             target = "torch"  # a snippet that uses torch without importing it still means torch
         if target is None:
             return None
+        rest = (dotted_name(expr) or "").partition(".")[2]
         return f"{target}.{rest}" if rest else target
 
 

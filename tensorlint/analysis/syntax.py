@@ -57,7 +57,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_model_name, names_a_loss_value, names_integer_field, text_key
-from tensorlint.analysis.walk import children, contains, walk
+from tensorlint.analysis.walk import LEAVES, children, contains, walk
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -1133,6 +1133,8 @@ def calls_and_yields(expr: cst.BaseExpression) -> list[cst.Call | cst.Yield]:
         node, done = stack.pop()
         if done:
             found.append(node)  # type: ignore[arg-type]
+            continue
+        if type(node) in LEAVES:
             continue
         if type(node) in (cst.Call, cst.Yield):  # by type: isinstance against LibCST's ABCs is slow
             stack.append((node, True))

@@ -132,7 +132,7 @@ def walk(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTN
     while stack:
         current = stack.pop()
         yield current
-        if not into_functions and type(current) in SCOPES:
+        if type(current) in LEAVES or (not into_functions and type(current) in SCOPES):
             continue
         below = children(current)
         below.reverse()
