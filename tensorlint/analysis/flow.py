@@ -1259,12 +1259,20 @@ class _Walker:
 
     def _epoch_outputs(self, returned: cst.BaseExpression) -> None:
         """The entries of a returned dict besides `loss`, which Lightning detaches (from 1.6 on,
-        it keeps the others as they are)."""
+        it keeps the others as they are): written in the return, or, for a dict returned by name
+        (`return output` of `output = self(batch)`), as the code that built it shows them."""
         entries: list[tuple[str | None, cst.BaseExpression]] = []
         if type(returned) is cst.Dict:
             entries = [(string_value(e.key), e.value) for e in returned.elements if type(e) is cst.DictElement]
         elif type(returned) is cst.Call and callee_name(returned) == "dict" and type(returned.func) is cst.Name:
             entries = [(a.keyword.value, a.value) for a in returned.args if a.keyword is not None]
+        else:
+            whole = evaluate(returned, self)
+            graphs = [(key, value) for key, value in whole.keys or () if key not in ("loss", "hiddens") and value.graph]
+            if graphs:
+                keys = ("entries " if len(graphs) > 1 else "entry ") + ", ".join(f"`{key}`" for key, _ in graphs)
+                output = Store(returned, self.unit, returned, graphs[0][1], returned, grows=True, loops=(), via=keys)
+                self.facts.epoch_outputs.append(output)
         for key, expr in entries:
             value = evaluate(expr, self)
             if key not in ("loss", "hiddens") and value.graph:

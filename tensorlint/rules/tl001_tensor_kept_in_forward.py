@@ -92,7 +92,8 @@ class TensorKeptInForward(Rule):
     A per-step method that keeps a value with its autograd graph is reported even when the
     container is cleared at epoch end: it holds every step's graph until then. So is a
     LightningModule's `training_step` that returns an entry besides `loss` with its graph
-    (`{"loss": loss, "logits": logits}`) when the class defines `training_epoch_end`: Lightning
+    (`{"loss": loss, "logits": logits}`, or such a dict built before and returned by name) when
+    the class defines `training_epoch_end`: Lightning
     keeps every step's outputs for that hook, and from 1.6 on detaches only `loss`
     (pytorch-lightning#15514; Lightning 2.0 removed the hook for this reason). A function of the
     file that a loop over batches calls by name is part of that loop: what it appends with a
@@ -841,6 +842,14 @@ def _trains(facts: Facts, unit: Unit, loop: cst.CSTNode) -> bool:
 
 def _epoch_output_message(output: Store) -> str:
     text = cst.Module([]).code_for_node(output.value_expr)
+    if output.via is not None:  # entries of a dict returned by name: "entry `x`" or "entries `x`, `y`"
+        one = output.via.startswith("entry ")
+        keeps, detach = ("keeps its", "detach it") if one else ("keep their", "detach them")
+        return (
+            f"`training_step` returns `{text}`, whose {output.via} {keeps} autograd graph, and Lightning "
+            "keeps every step's outputs for `training_epoch_end`: the epoch's activations stay alive until "
+            f"it ends (from 1.6 on, Lightning detaches only `loss`); {detach}"
+        )
     return (
         f"`training_step` returns `{text}` with its autograd graph, and Lightning keeps every step's "
         "outputs for `training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 "
