@@ -1260,7 +1260,7 @@ class _Walker:
     def _epoch_outputs(self, returned: cst.BaseExpression) -> None:
         """The entries of a returned dict besides `loss`, which Lightning detaches (from 1.6 on,
         it keeps the others as they are): written in the return, or, for a dict returned by name
-        (`return output` of `output = self(batch)`), as the code that built it shows them."""
+        (`output = {"loss": loss, "emb": emb}; return output`), as the code that built it shows them."""
         entries: list[tuple[str | None, cst.BaseExpression]] = []
         if type(returned) is cst.Dict:
             entries = [(string_value(e.key), e.value) for e in returned.elements if type(e) is cst.DictElement]
