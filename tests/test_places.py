@@ -9,6 +9,7 @@ calls a walk of the body finds.
 
 from __future__ import annotations
 
+import inspect
 import typing
 from pathlib import Path
 
@@ -63,3 +64,19 @@ def test_a_leaf_has_no_code_below_it_and_no_handler(kind: type) -> None:
     hints = typing.get_type_hints(kind)
     assert all(_field_shape(hints[name]) == "text" for name in _child_fields(kind))
     assert not hasattr(_Indexer, f"visit_{kind.__name__}") and not hasattr(_Indexer, f"leave_{kind.__name__}")
+
+
+def test_libcsts_concrete_node_classes_have_no_subclasses() -> None:
+    """The analysis writes `type(node) is cst.Name` for `isinstance(node, cst.Name)` (a failed
+    `isinstance` against LibCST's ABCs runs Python code): the same answer while no concrete node
+    class has a subclass. LibCST is not pinned; a version that adds one fails here."""
+    concrete = [
+        kind
+        for kind in vars(cst).values()
+        if isinstance(kind, type)
+        and issubclass(kind, cst.CSTNode)
+        and not inspect.isabstract(kind)
+        and not kind.__name__.startswith("Base")
+    ]
+    assert len(concrete) > 100
+    assert [kind.__name__ for kind in concrete if kind.__subclasses__()] == []
