@@ -1271,7 +1271,16 @@ class _Walker:
             graphs = [(key, value) for key, value in whole.keys or () if key not in ("loss", "hiddens") and value.graph]
             if graphs:
                 keys = ("entries " if len(graphs) > 1 else "entry ") + ", ".join(f"`{key}`" for key, _ in graphs)
-                output = Store(returned, self.unit, returned, graphs[0][1], returned, grows=True, loops=(), via=keys)
+                output = Store(
+                    node=returned,
+                    unit=self.unit,
+                    container=returned,
+                    value=graphs[0][1],
+                    value_expr=returned,
+                    grows=True,
+                    loops=(),
+                    via=keys,
+                )
                 self.facts.epoch_outputs.append(output)
         for key, expr in entries:
             value = evaluate(expr, self)

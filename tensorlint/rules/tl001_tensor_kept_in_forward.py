@@ -842,16 +842,14 @@ def _trains(facts: Facts, unit: Unit, loop: cst.CSTNode) -> bool:
 
 def _epoch_output_message(output: Store) -> str:
     text = cst.Module([]).code_for_node(output.value_expr)
-    if output.via is not None:  # entries of a dict returned by name: "entry `x`" or "entries `x`, `y`"
+    if output.via is None:  # an entry written in the return
+        what, fix = f"`{text}` with its autograd graph", f"return `{text}.detach()`"
+    else:  # a dict returned by name: "entry `x`" or "entries `x`, `y`" keep a graph
         one = output.via.startswith("entry ")
-        keeps, detach = ("keeps its", "detach it") if one else ("keep their", "detach them")
-        return (
-            f"`training_step` returns `{text}`, whose {output.via} {keeps} autograd graph, and Lightning "
-            "keeps every step's outputs for `training_epoch_end`: the epoch's activations stay alive until "
-            f"it ends (from 1.6 on, Lightning detaches only `loss`); {detach}"
-        )
+        what = f"`{text}`, whose {output.via} {'keeps its' if one else 'keep their'} autograd graph"
+        fix = "detach it" if one else "detach them"
     return (
-        f"`training_step` returns `{text}` with its autograd graph, and Lightning keeps every step's "
-        "outputs for `training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 "
-        f"on, Lightning detaches only `loss`); return `{text}.detach()`"
+        f"`training_step` returns {what}, and Lightning keeps every step's outputs for "
+        "`training_epoch_end`: the epoch's activations stay alive until it ends (from 1.6 on, Lightning "
+        f"detaches only `loss`); {fix}"
     )
