@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tensorlint.analysis.index import (
+    OWN_ITEMS,
     ClassInfo,
     ModuleIndex,
     Unit,
@@ -312,6 +313,8 @@ class Facts:
         while type(expr) is cst.Subscript:
             expr = expr.value  # history[epoch].append(...) grows `history`
         attribute = self_attribute(unit, expr)
+        if attribute is None and expr is not container and type(expr) is cst.Name and expr.value == unit.self_name:
+            attribute = OWN_ITEMS  # `self[key]` in a subclass of dict: items as long-lived as the object
         if attribute is not None:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)

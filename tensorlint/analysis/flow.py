@@ -3221,7 +3221,7 @@ def _item_instance(facts: Facts, classes: list[ClassInfo], attribute: str) -> st
     container, when every such assignment makes one of the same class: a container's value
     stands for its items, as for `{"loss": Meter()}`."""
     made = {
-        callee_name(expr) if type(expr) is cst.Call else None
+        callee_name(expr) if type(expr) is cst.Call else expr.value if type(expr) is cst.Name else None
         for c in classes
         for expr, _ in c.item_values.get(attribute, [])
     }
@@ -3569,6 +3569,12 @@ def _kept_where(call: cst.Call, helper: Unit, kept_in: str) -> cst.BaseExpressio
     return owner if owner is not None else cst.Name(head)
 
 
+def _kept_name(target: cst.BaseExpression, unit: Unit) -> str:
+    """How a summary names what a store grows: `self.meters`; `self[...]`, the items of a dict's subclass."""
+    name = root_name(target) or "a container"
+    return f"{name}[...]" if name == unit.self_name and type(target) is cst.Subscript else name
+
+
 def _for_targets(loop: cst.For | cst.While) -> set[str]:
     return target_names(loop.target) if type(loop) is cst.For else set()
 
@@ -3641,10 +3647,10 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
                 appends_into[params.index(source)] = params.index(container)
             continue
         lifetime, kind = facts.container_kind(unit, target)
-        if lifetime in ("attribute", "global"):
+        if lifetime in ("attribute", "global") and kind != "bounded":  # not a `deque(maxlen=n)` window
             for source in sources:
                 appended = isinstance(event, Store) or event.appended  # itself, or through its own helper
-                keeps[params.index(source)] = (root_name(target) or "a container", appended)
+                keeps[params.index(source)] = (_kept_name(target, unit), appended)
                 # A list or dict that nothing empties, here or in the helper this one hands it to
                 # (`put_scalars(**kw)` calling `put_scalar(k, v)` for each: `kw` is kept too).
                 if (isinstance(event, Store) and kind in ("list", "dict")) or event.for_the_run:

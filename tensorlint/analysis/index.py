@@ -730,7 +730,9 @@ class _Indexer:
                 cls.managed_in.setdefault(attribute, []).append(method)
 
     def _manage(self, container: cst.BaseExpression) -> None:
-        attribute = self_attribute(self.unit, outer_container(container))  # `self.pending[name].clear()` too
+        outer = outer_container(container)
+        itself = type(outer) is cst.Name and outer.value == self.unit.self_name and self.unit.cls is not None
+        attribute = OWN_ITEMS if itself else self_attribute(self.unit, outer)  # `self.pending[name].clear()` too
         if attribute is not None and self.unit.cls is not None:
             self.unit.cls.managed.add(attribute)
             self.unit.cls.managed_in.setdefault(attribute, []).append(self.unit.method_unit() or self.unit)
@@ -785,6 +787,8 @@ class _Indexer:
                 self._option_default(node)
             if name == "register_buffer" and len(node.args) > 1:
                 self._register_buffer(recv, node.args[0].value, node.args[1].value)
+            if name == "__init__" and self.unit.name == "__init__" and self.unit.cls is not None:
+                self._item_factory(node, recv, self.unit.cls)
             if name in TENSOR_HOOK_REGISTRATIONS or name in MODULE_HOOK_REGISTRATIONS:
                 role = Role.TENSOR_HOOK if name in TENSOR_HOOK_REGISTRATIONS else Role.MODULE_HOOK
                 self.hook_calls.append((node, self.unit, role))
@@ -810,6 +814,21 @@ class _Indexer:
         if name in LOADER_CLASSES or qualified.rsplit(".", 1)[-1] in LOADER_CLASSES:
             self.loader_calls.append(node)
             self.loader_units.append(self.unit)
+
+    def _item_factory(self, call: cst.Call, recv: cst.BaseExpression, cls: ClassInfo) -> None:
+        """`super().__init__(partial(AverageMeter, window_size=20))` in a subclass of `defaultdict`:
+        each key gets a new item from the factory, as `self[key] = AverageMeter()` would put there."""
+        if not any((base or "").rsplit(".", 1)[-1] == "defaultdict" for base in cls.base_names):
+            return
+        args = call.args[1:] if type(recv) is cst.Name and recv.value == "defaultdict" else call.args
+        factory = args[0].value if args and not args[0].keyword and not args[0].star else None
+        if type(factory) is cst.Name and len(bound := self.unit.bindings.get(factory.value, [])) == 1:
+            factory = bound[0]  # `factory = partial(AverageMeter, ...)` just before
+        if type(factory) is cst.Call and callee_name(factory) == "partial" and factory.args:
+            factory = factory.args[0].value  # `partial(AverageMeter, window_size=20)`
+        made = factory.body if type(factory) is cst.Lambda else factory  # `lambda: AverageMeter(20)`
+        if made is not None:
+            cls.item_values.setdefault(OWN_ITEMS, []).append((made, self.unit))
 
     def _register_buffer(self, recv: cst.BaseExpression, name: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.register_buffer("running_mean", torch.zeros(n))`: an assignment to `self.running_mean`."""
@@ -1425,9 +1444,11 @@ def member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> lis
     """`self.queue.enqueue(k)`: the method of the class of this module that every value assigned
     to `self.queue` is an instance of (`KeyQueue(...)`, a parameter annotated `queue: KeyQueue`,
     either branch of `Probe() if cfg.probe else None`); `self.meters["loss"].push(v)`: every value
-    put in `self.meters`."""
+    put in `self.meters`; `self[k].update(v)` in a subclass of dict: every value put in the object."""
     item = type(func.value) is cst.Subscript
-    member = self_attribute(caller, outer_container(func.value))
+    container = outer_container(func.value)
+    itself = item and type(container) is cst.Name and container.value == caller.self_name
+    member = OWN_ITEMS if itself else self_attribute(caller, container)
     if member is None or caller.cls is None:
         return []
     classes = lineage(index.classes, caller.cls)
