@@ -615,6 +615,68 @@ def test_a_closure_per_batch_handed_to_a_buffer_of_another_module(tmp_path: Path
     assert "kept by `DeferredScalars.defer` in `self._pending`" in found[0][2]
 
 
+DEFERRED_LOGGER = """\
+import functools
+
+
+class DeferredLogger:
+    def __init__(self, writer):
+        self.writer = writer
+        self._pending = []
+        self._held = []
+
+    def scalar(self, tag: str, value, step: int):
+        self._pending.append(lambda: self.writer.add_scalar(tag, float(value), step))
+
+    def scalars(self, values: dict, step: int):
+        for k, v in values.items():
+            self.scalar(k, v, step)
+
+    def keep(self, value):
+        self._held.append(functools.partial(print, value))
+
+    def flush(self):
+        for fn in self._pending:
+            fn()
+        self._pending.clear()
+"""
+
+DEFERRED_LOGGING_LOOP = """\
+from pkg.deferred import DeferredLogger
+
+
+def train(model, loader, optimizer, criterion, writer):
+    logger = DeferredLogger(writer)
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.scalars({"loss": loss}, step)
+        logger.scalar("lr", 0.1, step)
+        logger.scalar("loss", loss.item(), step)
+        logger.scalar("loss", loss.detach(), step)
+        logger.keep(loss.detach())
+    logger.flush()
+"""
+
+
+def test_a_helper_of_another_module_keeps_a_closure_over_its_argument(tmp_path: Path) -> None:
+    """`scalar` defers a lambda that reads its `value` (and `scalars` hands it each value of a
+    dict): the tensor handed over is kept until the flush, at the call that hands it over, the only
+    place that shows it is a tensor. Numbers keep nothing; a detached tensor is kept only until a
+    flush where the list is emptied, and for good where nothing empties it (`keep`)."""
+    train = _project(tmp_path, ".utils", "pkg/utils.py")
+    (tmp_path / "pkg" / "deferred.py").write_text(DEFERRED_LOGGER, encoding="utf-8")
+    train.write_text(DEFERRED_LOGGING_LOOP, encoding="utf-8")
+    found = _found(train)
+    assert [(row, code) for row, code, _ in found] == [(11, "TL002"), (15, "TL002")]
+    assert "`DeferredLogger.scalars` keeps a closure that captures the tensor passed here" in found[0][2]
+    assert "until its container is emptied" in found[0][2]
+    assert "for as long as the closure is kept" in found[1][2]
+    assert _found(tmp_path / "pkg" / "deferred.py") == []
+
+
 TRANSFORMS = """\
 import torch
 

@@ -173,6 +173,9 @@ class Summary:
     # Arguments whose copy (`x.detach()`, `x.clone()`) is appended to such a list or dict: the copy
     # has no graph, but a device tensor's copy holds as much device memory (argument -> where).
     copies_kept_for_the_run: dict[int, str] = field(default_factory=dict)
+    # Arguments that a lambda or `partial` captures where it outlives the call (`self._pending.append(
+    # lambda: log(tag, float(value)))`): argument -> (how it is kept, whether that is ever emptied).
+    captured_kept: dict[int, tuple[str, bool]] = field(default_factory=dict)
 
 
 NO_SUMMARY = Summary({}, {}, UNKNOWN, UNKNOWN)
@@ -189,6 +192,9 @@ class ClosureEscape:
     cycle: tuple[str, str] | None = None
     local_container: str | None = None  # stored in this function's own list or dict, by name
     local_class: str | None = None  # a method of a class the function defines: kept by the class's cycles
+    helper: str | None = None  # a call handing the tensor to another module's function that captures it
+    lifetime: str | None = None  # of the container holding it (`Facts.container_kind`), where it is one
+    managed: bool = False  # that container is emptied somewhere (a flush)
 
 
 @dataclass(frozen=True, eq=False)

@@ -2249,6 +2249,9 @@ class _Walker:
         if summary.forwarded and self.replaying < _MAX_REPLAY_DEPTH:
             owner = receiver(call) if target.is_method else None
             self._replay(summary, args, node, helper, (target.self_name, owner))
+        for position, (how, managed) in summary.captured_kept.items():
+            arg = args.get(position)
+            self._captured_by_helper(node, arg, helper, how, managed, across=facts is not self.facts)
         if not (summary.keeps or summary.appends_into or summary.stores_under_key or summary.copies_kept_for_the_run):
             return
         for position, kept_in in summary.copies_kept_for_the_run.items():
@@ -2303,6 +2306,23 @@ class _Walker:
                 continue
             self._escape(value, "stored in a container", container)
             self._store(node, container, value, arg, grows=grows, via=f"`{helper}` {how} its argument")
+
+    def _captured_by_helper(
+        self, node: cst.CSTNode, arg: cst.BaseExpression | None, helper: str, how: str, managed: bool, *, across: bool
+    ) -> None:
+        """`logger.scalar("loss", loss)` where `scalar` keeps a lambda that captures its argument
+        (`self._pending.append(lambda: ...float(value)...)`): the tensor is kept as long as the
+        lambda is. A helper of this file is judged at its own lambda, given this call's values; one
+        of another module, here. In a summary, the argument's sources are kept so in turn."""
+        value = evaluate(arg, self) if arg is not None else UNKNOWN
+        if arg is None or not value.keeps_memory or (managed and not value.graph):
+            return  # (a container emptied while in use keeps no graph-free tensor for long)
+        if not across and self.arguments is None:
+            return
+        names = tuple(sorted(value.sources)) if self.arguments is not None else (cst.Module([]).code_for_node(arg),)
+        self.facts.escapes.append(
+            ClosureEscape(node, self.unit, names, how, helper=helper, lifetime="attribute", managed=managed)
+        )
 
     def _replay(
         self,
@@ -2523,7 +2543,17 @@ class _Walker:
             # the caller does not hold; one over a tensor made here does.
             captured = self._made_here(captured)
         if captured:
-            self.facts.escapes.append(ClosureEscape(value.closure, self.unit, captured, how, local_container=local))
+            self.facts.escapes.append(
+                ClosureEscape(
+                    value.closure,
+                    self.unit,
+                    captured,
+                    how,
+                    local_container=local,
+                    lifetime=lifetime,
+                    managed=kind == "managed",
+                )
+            )
 
     def _made_here(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """The names that hold what this call made: not its parameters, nor locals that only alias them."""
@@ -3668,7 +3698,23 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         tuple(params),
         frozenset(for_the_run),
         copies,
+        _captured_kept(scratch, given_graph, params),
     )
+
+
+def _captured_kept(scratch: Facts, walker: _Walker, params: list[str]) -> dict[int, tuple[str, bool]]:
+    """The arguments that a closure made by the function captures where it outlives the call
+    (`self._pending.append(lambda: log(tag, float(value)))`, or through its own helper), read
+    from the walk given a graph: a captured local's sources are the arguments it came from."""
+    found: dict[int, tuple[str, bool]] = {}
+    for escape in scratch.escapes:
+        if escape.lifetime not in ("attribute", "global"):
+            continue  # handed back to the caller, in a list of the call's own or of the caller's
+        sources = {s for name in escape.captured for s in walker.env.get(name, UNKNOWN).sources} & set(params)
+        sources |= set(escape.captured) & set(params)
+        for source in sources:
+            found[params.index(source)] = (escape.how, escape.managed)
+    return found
 
 
 # Methods that copy a tensor where it is, at its size: `x.detach()` keeps no graph, but as much memory.

@@ -38,7 +38,11 @@ class ClosureCapturesTensor(Rule):
     and is not reported for that. A `functools.partial` that binds a
     tensor of the call is such a closure too (`partial(report, loss)`), and so is one handed to a
     method that keeps it (`registry.defer(job)` where `defer` appends `job` to `self.jobs`; for a
-    parameter of unknown type, the method of the one class of the file that defines it). Also a
+    parameter of unknown type, the method of the one class of the file that defines it). A tensor
+    handed to a method of another module that keeps a closure over its argument
+    (`logger.scalar("loss", loss)`, where `scalar` appends `lambda: writer.add_scalar(tag,
+    float(value))` to `self._pending`) is reported at that call, the one place that shows it is a
+    tensor. Also a
     hook registered on a tensor (`y.register_hook`, `y.grad_fn.register_hook`) whose closure
     captures what holds that tensor (`self`, when `self.out = y`; a list that `y` is appended
     to): a reference cycle. And a method of a class defined inside a function that reads a tensor
@@ -195,6 +199,15 @@ class ClosureCapturesTensor(Rule):
                     f"capture tensor {names}, and an instance is {escape.how}: each kept instance keeps "
                     "that call's tensors, and any graph behind them, alive; store the numbers the methods "
                     "compute (`.item()`), or a detached copy, instead",
+                )
+                continue
+            if escape.helper is not None:  # a helper of another module keeps a closure over it
+                until = "until its container is emptied" if escape.managed else "for as long as the closure is kept"
+                yield Report(
+                    node,
+                    f"`{escape.helper}` keeps a closure that captures the tensor passed here ({names}) in a "
+                    f"container of its object: the tensor, and any graph behind it, stay alive {until}; "
+                    "pass a Python value (`.item()`) or a detached copy instead",
                 )
                 continue
             if escape.cycle is not None:
