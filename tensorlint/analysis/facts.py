@@ -25,6 +25,7 @@ from tensorlint.analysis.index import (
     field_factory,
     is_plain_base,
     lineage,
+    outer_container,
     own_container_items,
     placed,
     reset_only_at_teardown,
@@ -308,6 +309,14 @@ class Facts:
             for v in values
         )
 
+    def _global_handed_out(self, value: cst.BaseExpression) -> bool:
+        """`get_event_storage()`: a call of a function of the module that returns a global, or an
+        item of one: the object outlives the caller."""
+        if not (type(value) is cst.Call and type(value.func) is cst.Name):
+            return False
+        function = self.index.module_unit.defs.get(value.func.value)
+        return function is not None and type(function.node) is cst.FunctionDef and _returns_a_global(function)
+
     def container_kind(self, unit: Unit, container: cst.BaseExpression) -> tuple[str, str | None]:
         """(lifetime, kind) of a container expression.
 
@@ -365,11 +374,15 @@ class Facts:
             if owner is not unit or parameter:
                 values = self.index.foreign_attributes.get(expr.attr.value, [])
                 return "attribute", _kind_of(self.imports, values)
-            held = _kept_object(unit, expr.value.value)
+            held = kept_object(unit, expr.value.value)
             if held is not None and (lifetime := self.container_kind(unit, held)[0]) != "local":
                 # `storage = self.storage`, `for backend in self.backends:`: the state of an object
                 # the instance keeps, as long-lived as in `self.storage._history`
                 return lifetime, self._attribute_kind_anywhere(expr.attr.value)
+            values = unit.bindings.get(expr.value.value, [])
+            if values and all(self._global_handed_out(value) for value in values):
+                # `storage = get_event_storage()`, which returns `_CURRENT_STORAGE_STACK[-1]`
+                return "global", self._attribute_kind_anywhere(expr.attr.value)
         if type(expr) is cst.Name:
             name = expr.value
             owner = _binding_unit(unit, name)
@@ -683,6 +696,18 @@ def tensor_keyed(facts: Facts, store: Store) -> str | None:
     return None
 
 
+def _returns_a_global(function: Unit) -> bool:
+    """Whether every `return` of a function gives a global or an item of one (`return _STACK[-1]`)."""
+    returned = [ret.value for ret, _ in placed(function, cst.Return)]
+    return bool(returned) and all(
+        value is not None
+        and type(held := outer_container(value)) is cst.Name
+        and held.value not in function.bindings
+        and held.value not in {p.name.value for p in function.params}
+        for value in returned
+    )
+
+
 def root_name(expr: cst.BaseExpression) -> str | None:
     """`total` for `total`, `self.stats` for `self.stats["loss"]`: what an accumulator is called."""
     while type(expr) is cst.Subscript:
@@ -721,10 +746,11 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
     return None
 
 
-def _kept_object(unit: Unit, name: str) -> cst.BaseExpression | None:
+def kept_object(unit: Unit, name: str) -> cst.BaseExpression | None:
     """The attribute of `self` whose object a local name always is (`storage = self.storage`), or
-    whose items a loop gives it (`for backend in self.backends:`, `.values()`, `.items()`)."""
-    held = list(unit.bindings.get(name, []))
+    whose items it is given (`history = self._history[name]`; `for backend in self.backends:`,
+    `.values()`, `.items()`)."""
+    held = [outer_container(value) for value in unit.bindings.get(name, [])]
     for loop, _ in placed(unit, cst.For):
         if name in target_names(loop.target):
             item, container = own_container_items(loop, unit)

@@ -33,6 +33,7 @@ from tensorlint.analysis.facts import (
     Loop,
     Store,
     Summary,
+    kept_object,
     root_name,
 )
 from tensorlint.analysis.index import (
@@ -257,6 +258,9 @@ class _Walker:
             evidence = evidence or name in unit.module_evidence
             if env is not None and name in env:
                 value = env[name]
+                if unit.parent is None and len(put := self.index.instances_put_in.get(name, ())) == 1:
+                    # a global list of the objects of one class (`_STACK[-1]`): it stands for them
+                    return Value(instance=next(iter(put)))
                 return MODULE if evidence and not value.tensor and not value.module else value
             if name == unit.self_name and unit.cls is not None:
                 return Value(module=unit.cls.is_module or evidence, instance=unit.cls.name)
@@ -3600,9 +3604,14 @@ def _kept_where(call: cst.Call, helper: Unit, kept_in: str) -> cst.BaseExpressio
 
 
 def _kept_name(target: cst.BaseExpression, unit: Unit) -> str:
-    """How a summary names what a store grows: `self.meters`; `self[...]`, the items of a dict's subclass."""
+    """How a summary names what a store grows: `self.meters`; `self[...]`, the items of a dict's
+    subclass; `self._history` for `history._data` after `history = self._history[name]`."""
     name = root_name(target) or "a container"
-    return f"{name}[...]" if name == unit.self_name and type(target) is cst.Subscript else name
+    if name == unit.self_name and type(target) is cst.Subscript:
+        return f"{name}[...]"
+    head = name.partition(".")[0]
+    held = kept_object(unit, head) if head != unit.self_name else None
+    return dotted_name(held) or name if held is not None else name
 
 
 def _for_targets(loop: cst.For | cst.While) -> set[str]:

@@ -381,6 +381,9 @@ class ModuleIndex:
     named_calls: dict[str, list[tuple[cst.Call, Unit]]] = field(default_factory=dict)
     # `ProcessPoolExecutor(initializer=_worker_init)`: functions a process pool runs, not a DataLoader
     pool_initializers: set[str] = field(default_factory=set)
+    # `_CURRENT_STORAGE_STACK.append(self)` in `EventStorage.__enter__`: a list by name (a global
+    # where the name is one), and the classes whose methods put their own object in it
+    instances_put_in: dict[str, set[str]] = field(default_factory=dict)
     # `parser.add_argument("--device", default="cuda")`: each option's default, by its name in the
     # parsed namespace (`args.device`)
     option_defaults: dict[str, cst.BaseExpression] = field(default_factory=dict)
@@ -454,6 +457,7 @@ class _Indexer:
         self.first_fills: set[int] = set()  # `if k not in d: d[k] = []`: creates a missing entry, empties none
         self.named_calls: dict[str, list[tuple[cst.Call, Unit]]] = {}
         self.pool_initializers: set[str] = set()
+        self.instances_put_in: dict[str, set[str]] = {}
         self.option_defaults: dict[str, cst.BaseExpression] = {}
         self.lambda_depth = 0  # calls in a lambda are not its unit's own code
         self.lazy_values: set[int] = set()  # `self.x = {}` under `if not hasattr(self, "x")`: creation
@@ -785,6 +789,9 @@ class _Indexer:
                 self._frozen(recv)
             if name == "add_argument":
                 self._option_default(node)
+            itself = type(first) is cst.Name and first.value == self.unit.self_name
+            if name == "append" and type(recv) is cst.Name and itself and self.unit.cls is not None:
+                self.instances_put_in.setdefault(recv.value, set()).add(self.unit.cls.name)  # `_STACK.append(self)`
             if name == "register_buffer" and len(node.args) > 1:
                 self._register_buffer(recv, node.args[0].value, node.args[1].value)
             if name == "__init__" and self.unit.name == "__init__" and self.unit.cls is not None:
@@ -955,6 +962,7 @@ def build_index(
         concatenated=indexer.concatenated,
         named_calls=indexer.named_calls,
         pool_initializers=indexer.pool_initializers,
+        instances_put_in=indexer.instances_put_in,
         option_defaults=indexer.option_defaults,
         engines=indexer.engines,
     )
