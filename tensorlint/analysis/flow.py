@@ -1848,7 +1848,9 @@ class _Walker:
                 if not value.graph and self.loops:
                     # backpropagated in this iteration: a graph made in it, whatever the call was
                     self.facts.graph_loops.update(id(loop.node) for loop in self.loops)
-                value = GRAPH
+                # (a dict whose entries say which has the graph keeps them: `res["loss"].backward()`
+                # beside `res["n"]`, a count)
+                value = value if any(entry.graph for _, entry in value.keys or ()) else GRAPH
             self.env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
