@@ -157,6 +157,7 @@ from tensorlint.analysis.values import (
     on_the_device,
     passed_through,
     tensor_guard,
+    text_key,
 )
 from tensorlint.analysis.walk import children, contains, walk
 
@@ -1316,6 +1317,7 @@ class _Walker:
         concatenates: bool = False,
         key: Value | None = None,
         for_the_run: bool = False,
+        entry: str | None = None,
     ) -> None:
         if type(container) is cst.Name and (own := self._own_container(container.value)) is not None:
             container = own  # `for key, values in self.curves.items(): values.append(h)` grows `self.curves`
@@ -1349,20 +1351,31 @@ class _Walker:
             self._reset_this_iteration(container), key, for_the_run,
         )  # fmt: skip
         self.facts.stores.append(store)
-        if value.graph or (value.tensor and (self.arguments is not None or self._a_dict(container))):
-            self._holds(container, value)
+        if (
+            entry is not None
+            or value.graph
+            or (value.tensor and (self.arguments is not None or self._a_dict(container)))
+        ):
+            self._holds(container, value, entry)  # (`out["n"] = x.size(0)`: that entry is a number now)
 
     def _a_dict(self, container: cst.BaseExpression) -> bool:
         return self.facts.container_kind(self.unit, container)[1] == "dict"
 
-    def _holds(self, container: cst.BaseExpression, value: Value) -> None:
+    def _holds(self, container: cst.BaseExpression, value: Value, entry: str | None = None) -> None:
         """`svs.append(sv)`: a local list's value carries the history of its items, as a display's
         does; `norms[group] = sq` a local dict's, its tensors too, which `norms.items()` hands out;
         and when summarising, a list's tensors too, so that a helper returning the masks it
         appended detached says it returns tensors without a graph. (What a list of a batch's
-        inputs captures is judged as before: only its history.)"""
+        inputs captures is judged as before: only its history.) A dict whose entries are known
+        (`out = {"loss": loss}`) keeps them, the entry written by its key (`out["emb"] = emb`)
+        replaced."""
         if type(container) is cst.Name and container.value in self.env and not self.replaying:
-            self.env[container.value] = self.env[container.value].join(replace(value, keys=None))
+            current = self.env[container.value]
+            joined = current.join(replace(value, keys=None))
+            if current.keys is not None and entry is not None:
+                kept = tuple((k, v) for k, v in current.keys if k != entry)
+                joined = replace(joined, keys=(*kept, (entry, value)))
+            self.env[container.value] = joined
 
     def _accumulate(
         self,
@@ -1605,7 +1618,8 @@ class _Walker:
                 self._accumulate(node, target, value, value_expr)
             index = target.slice[0].slice if len(target.slice) == 1 else None
             key = self._key(index.value) if type(index) is cst.Index else None
-            self._store(node, target.value, value, value_expr, self._grows_by_key(target, value_expr), key=key)
+            grows = self._grows_by_key(target, value_expr)
+            self._store(node, target.value, value, value_expr, grows, key=key, entry=text_key(target))
             self._setitem_effects(node, target, value_expr)
 
     def _computed_from(self, expr: cst.BaseExpression, part: cst.BaseExpression, callers: bool = True) -> bool:
