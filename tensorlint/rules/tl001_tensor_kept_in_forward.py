@@ -325,7 +325,8 @@ class TensorKeptInForward(Rule):
             of_a_module = store.unit.cls is not None and store.unit.cls.is_module
             if role is Role.STEP and not store.value.graph and not of_a_module and not kept_for_the_run:
                 continue  # a meter or metric collects detached values by design, for as long as it lives
-            if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()):
+            memo = kind == "dict" and store.grows  # an entry per key, the keys new every call
+            if role is Role.STEP and root_name(store.container) in facts.returned.get(id(store.unit), ()) and not memo:
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
             if lifetime == "local" or _object_of_one_call(facts, store):
                 continue
@@ -754,7 +755,9 @@ def _kept_by_a_helper_across_a_loop(facts: Facts, store: Store) -> bool:
 def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None) -> str:
     """`every`: "call of `Learner.train` (...)"; `owner`: the class whose attribute keeps it."""
     until = f"as long as its `{owner.name}` lives" if owner is not None else "the whole run"
-    grows = f"device memory grows by the tensor's size every step, for {until}"
+    # Under a key that each call brings anew (a memo of its inputs): an entry per new key.
+    step = "with every new key" if store.key is not None and type(store.node) is cst.Assign else "every step"
+    grows = f"device memory grows by the tensor's size {step}, for {until}"
     if store.via:  # a helper keeps it: reported at the call that hands it over
         call = cst.Module([]).code_for_node(store.node)
         return f"`{call}` keeps a device tensor from every {every}: {store.via}; {grows}; pass `.item()` or `.cpu()`"
