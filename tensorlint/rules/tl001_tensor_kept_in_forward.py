@@ -126,7 +126,11 @@ class TensorKeptInForward(Rule):
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported; one that a loop outside the object calls (a
     vectorised environment wrapper's `step`, in a rollout function's loop) grows for as long as
-    the object lives. A method of any name that appends a value
+    the object lives. A memo of its inputs that a per-step method keeps on the device (a query
+    encoder's `__call__` storing `self._memo[query] = embedding` and handing back the entries
+    asked for) is reported: every new key adds a tensor that nothing evicts. (A cache that hands
+    back itself, a KV cache's `update`, is working state; one keyed by a shape, a device or a
+    setting takes a few values.) A method of any name that appends a value
     with its autograd graph to a list of its object that nothing ever empties is reported too
     (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
     fills a list runs again and again, and every call's graph stays with the list.
