@@ -338,9 +338,6 @@ def main() -> None:
     parser.add_argument("--packages", nargs="*", metavar="NAME", help="time these folders of the corpus one by one")
     options = parser.parse_args()
     corpus = fetch(options.dest)
-    # An installed tensorlint has its bytecode; a checkout has it only where Python could write it
-    # (not under PYTHONDONTWRITEBYTECODE), and compiling its modules costs each run about 0.1 s.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tensorlint")], check=True)
     if options.precommit:
         precommit(corpus, options.dest, options.runs or 5)
         return
