@@ -98,7 +98,11 @@ class GraphAccumulatedInLoop(Rule):
     that autograd chains onto the tensor's history), values wrapped in dicts, tuples and dataclass records
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n` (also meters kept
-    in a dict: `meters[name].update(value)` with `meters = defaultdict(Meter)`), or
+    in a dict: `meters[name].update(value)` with `meters = defaultdict(Meter)`; a buffer of meters
+    that is itself a dict, `MeterBuffer(defaultdict)` with its factory given to `super().__init__`
+    and `self[k].update(v)` in its `update`; an event storage that a module function hands out
+    from a global, `storage = get_event_storage()` returning the innermost of the storages that
+    `__enter__` pushes; not a meter that keeps a bounded window, `deque(maxlen=n)`), or
     `record(history, loss)` where `record` appends its argument; a function that the loop's
     function defines and calls in the loop (`for batch in loader: _step(batch)`) runs as if
     written in its body, so what it adds to its caller's names (`losses.append(loss)` in `_step`)
