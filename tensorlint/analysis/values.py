@@ -352,7 +352,7 @@ def names_a_count(name: str) -> bool:
     qualifier, _, counted = lowered.partition("_")
     return (
         lowered.startswith(("num_", "number_of_", "n_"))
-        or lowered.endswith(("_count", "_lengths", "_lens", "_len", "_size"))
+        or lowered.endswith(("_count", "_length", "_lengths", "_lens", "_len", "_size"))
         or lowered in ("lengths", "lens", "ntokens", "nsentences", "nsamples")
         or (qualifier in ("tot", "total") and counted in _COUNTED_THINGS)  # icefall's `tot_frames`
     )
