@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tensorlint.analysis.index import (
-    OWN_ITEMS,
     ClassInfo,
     ModuleIndex,
     Unit,
     attribute_family,
     callees,
     field_factory,
+    held_by_self,
     is_plain_base,
     lineage,
     outer_container,
@@ -327,9 +327,7 @@ class Facts:
         expr = container
         while type(expr) is cst.Subscript:
             expr = expr.value  # history[epoch].append(...) grows `history`
-        attribute = self_attribute(unit, expr)
-        if attribute is None and expr is not container and type(expr) is cst.Name and expr.value == unit.self_name:
-            attribute = OWN_ITEMS  # `self[key]` in a subclass of dict: items as long-lived as the object
+        attribute = held_by_self(unit, container)  # (`self[key]` in a dict's subclass: as long-lived as it)
         if attribute is not None:
             assert unit.cls is not None
             classes = attribute_family(self.index.classes, unit.cls, attribute)

@@ -831,7 +831,7 @@ class _Indexer:
         factory = args[0].value if args and not args[0].keyword and not args[0].star else None
         if type(factory) is cst.Name and len(bound := self.unit.bindings.get(factory.value, [])) == 1:
             factory = bound[0]  # `factory = partial(AverageMeter, ...)` just before
-        if type(factory) is cst.Call and callee_name(factory) == "partial" and factory.args:
+        if type(factory) is cst.Call and is_partial(self.imports, factory) and factory.args:
             factory = factory.args[0].value  # `partial(AverageMeter, window_size=20)`
         made = factory.body if type(factory) is cst.Lambda else factory  # `lambda: AverageMeter(20)`
         if made is not None:
@@ -885,6 +885,15 @@ class _Indexer:
                 inner = inner.left
             if type(inner) is cst.Name:
                 self.unit.graph_evidence.setdefault(inner.value, []).append(call)
+
+
+def held_by_self(unit: Unit, expr: cst.BaseExpression) -> str | None:
+    """What holds a container or an item of one on the object: `x` for `self.x` and `self.x[k]`;
+    `OWN_ITEMS` for `self[k]`, an item of the object itself (a subclass of dict)."""
+    outer = outer_container(expr)
+    if outer is not expr and type(outer) is cst.Name and outer.value == unit.self_name and unit.cls is not None:
+        return OWN_ITEMS
+    return self_attribute(unit, outer)
 
 
 def self_attribute(unit: Unit, expr: cst.BaseExpression) -> str | None:
@@ -1454,9 +1463,7 @@ def member_methods(index: ModuleIndex, func: cst.Attribute, caller: Unit) -> lis
     either branch of `Probe() if cfg.probe else None`); `self.meters["loss"].push(v)`: every value
     put in `self.meters`; `self[k].update(v)` in a subclass of dict: every value put in the object."""
     item = type(func.value) is cst.Subscript
-    container = outer_container(func.value)
-    itself = item and type(container) is cst.Name and container.value == caller.self_name
-    member = OWN_ITEMS if itself else self_attribute(caller, container)
+    member = held_by_self(caller, func.value)
     if member is None or caller.cls is None:
         return []
     classes = lineage(index.classes, caller.cls)
@@ -1995,12 +2002,17 @@ _HOOK_OUTPUT_NAMES = frozenset(
 )
 
 
+def is_partial(imports: Imports, call: cst.Call) -> bool:
+    """`functools.partial(f, ...)`, also imported by name."""
+    return (imports.qualify(call.func) or dotted_name(call.func)) in ("functools.partial", "partial")
+
+
 def _bind_registered_arguments(index: ModuleIndex, hook: cst.BaseExpression, unit: Unit) -> None:
     """What a registration binds for the life of the hook: the arguments of `partial(save, acts)`
     to `save`'s parameters, those of a factory `make_hook(acts)` to the factory's."""
     if type(hook) is not cst.Call or not hook.args:
         return
-    if (index.imports.qualify(hook.func) or dotted_name(hook.func)) in ("functools.partial", "partial"):
+    if is_partial(index.imports, hook):
         targets = [target for target, _, _ in resolve_callable(index, hook.args[0].value, unit)]
         bound = cst.Call(hook.args[0].value, hook.args[1:])
     else:
@@ -2126,8 +2138,7 @@ def resolve_callable(
         methods = [cls.methods[name] for made in classes for cls in lineage(index.classes, made) if name in cls.methods]
         return [(index.method_units[id(methods[0])], 0, {})] if methods else []
     if type(expr) is cst.Call:
-        qualified = index.imports.qualify(expr.func) or dotted_name(expr.func)
-        if qualified in ("functools.partial", "partial") and expr.args:
+        if is_partial(index.imports, expr) and expr.args:
             positional = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
             keywords = {a.keyword.value: a.value for a in expr.args[1:] if a.keyword is not None}
             return [
