@@ -21,7 +21,7 @@ from typing import Any
 
 import tensorlint
 from tensorlint.findings import Applicability, CellLocation, Edit, Finding, Fix, Location
-from tensorlint.source import read_regular_file, walk_project
+from tensorlint.source import SETTINGS_SUFFIXES, read_regular_file, walk_project
 
 CACHE_DIR_NAME = ".tensorlint_cache"
 _FORMAT = 2  # bump when the stored shape changes
@@ -143,14 +143,15 @@ _FOLDER_DIGESTS: dict[Path, str] = {}
 
 
 def _folder_digest(folder: Path) -> str:
-    """The Python modules below a folder, by path: a project a file's findings were read from
-    (callers of its functions, owners that empty its lists) changes when a module is added or
-    removed there. Once per process: a run does not see its tree change."""
+    """The Python modules (and settings files) below a folder, by path: a project a file's
+    findings were read from (callers of its functions, owners that empty its lists, the settings
+    its loaders read) changes when one is added or removed there. Once per process: a run does
+    not see its tree change."""
     digest = _FOLDER_DIGESTS.get(folder)
     if digest is None:
         found = hashlib.blake2b(digest_size=16)
         for parent, _, files in walk_project(folder):
-            for name in (f for f in files if f.endswith(".py")):
+            for name in (f for f in files if f.endswith((".py", *SETTINGS_SUFFIXES))):
                 found.update(os.path.join(parent, name).encode(errors="surrogateescape") + b"\0")
         digest = _FOLDER_DIGESTS[folder] = found.hexdigest()
     return digest

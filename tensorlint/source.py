@@ -61,6 +61,9 @@ def is_test_code(filename: str, source: str) -> bool:
 
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# Files beside a project's modules that may set what the code reads as a setting (a YAML config, a
+# launch script's `--num_workers 4`): the analysis reads their text, never parses them.
+SETTINGS_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh")
 # Folders inside a project's tree that hold no module of it (hidden folders neither).
 _NOT_THE_PROJECTS = frozenset(["site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"])
 

@@ -1110,6 +1110,88 @@ def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path)
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]
 
 
+TRAINER = """\
+from torch.utils.data import DataLoader
+
+
+class TrainerConfig:
+    batch_size = 64
+    num_workers = 0  # for DataLoader
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+class Trainer:
+    def __init__(self, model, train_dataset, config):
+        self.model, self.train_dataset, self.config = model, train_dataset, config
+
+    def train(self):
+        config = self.config
+        loader = DataLoader(self.train_dataset, batch_size=config.batch_size, num_workers=config.num_workers)
+        for x, y in loader:
+            self.model(x, y)
+"""
+
+SCRIPT = """\
+from dataset import RandomNoiseDataset
+from trainer import Trainer, TrainerConfig
+
+{setting}
+config = TrainerConfig(batch_size=32, num_workers=num_workers)
+Trainer(None, RandomNoiseDataset((4, 4)), config).train()
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "settings_file", "expected"),
+    [
+        ("num_workers = 0", None, []),
+        ("num_workers = 4", None, [(16, "TL003")]),
+        ("import sys\nnum_workers = int(sys.argv[1])", None, [(16, "TL003")]),
+        (
+            "import argparse\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--num_workers', type=int, default=0)\nnum_workers = parser.parse_args().num_workers",
+            None,
+            [(16, "TL003")],
+        ),
+        ("num_workers = 0", "data:\n  num_workers: 8\n", [(16, "TL003")]),
+    ],
+)
+def test_cuda_dataset_handed_to_a_trainer_whose_setting_is_zero(
+    tmp_path: Path, setting: str, settings_file: str | None, expected: list
+) -> None:
+    """The script makes the dataset and hands it to a trainer of another module, whose loader
+    reads `num_workers` from its config (minGPT's shape): the program sets it to 0 and nothing
+    else (a class default, the script's literal handed on), so the dataset runs in the main
+    process. A literal above 0, a value the code computes, a command-line option or a settings
+    file naming it may set it to anything: the dataset is reported."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    dataset = tmp_path / "dataset.py"
+    dataset.write_text(NOISE_DATASET, encoding="utf-8")
+    (tmp_path / "trainer.py").write_text(TRAINER, encoding="utf-8")
+    (tmp_path / "train.py").write_text(SCRIPT.format(setting=setting), encoding="utf-8")
+    if settings_file is not None:
+        (tmp_path / "config.yaml").write_text(settings_file, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(dataset)] == expected
+
+
+def test_cuda_dataset_handed_to_another_programs_trainer(tmp_path: Path) -> None:
+    """Two programs in one repository, each with its own `trainer` module: the script that makes
+    this dataset imports the trainer beside it, whose setting is 0; another program's script sets
+    its own trainer's to 4, which says nothing about this one."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for version, setting in (("v1", "num_workers = 0"), ("v2", "num_workers = 4")):
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "dataset.py").write_text(NOISE_DATASET, encoding="utf-8")
+        (folder / "trainer.py").write_text(TRAINER, encoding="utf-8")
+        (folder / "train.py").write_text(SCRIPT.format(setting=setting), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "v1" / "dataset.py")] == []
+    assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "v2" / "dataset.py")] == [(16, "TL003")]
+
+
 PACKED_COLLATE = """\
 import torch
 

@@ -55,6 +55,7 @@ from tensorlint.analysis.index import (
     callees,
     constructor_arguments,
     emptied_each,
+    expression_words,
     heirs,
     lineage,
     outer_container,
@@ -1869,7 +1870,10 @@ class _Walker:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 inner = element.value
-                self._bind(inner, Value(tensor=value.tensor, graph=value.graph, module=value.module))
+                # (the items of numbers are numbers: `loss, acc = meter.get_stats()`, `-> list[float]`)
+                self._bind(
+                    inner, Value(tensor=value.tensor, graph=value.graph, module=value.module, scalar=value.scalar)
+                )
         elif type(target) is cst.StarredElement:
             self._bind(target.value, UNKNOWN)
 
@@ -3710,13 +3714,15 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
                 # (`put_scalars(**kw)` calling `put_scalar(k, v)` for each: `kw` is kept too).
                 if (isinstance(event, Store) and kind in ("list", "dict")) or event.for_the_run:
                     for_the_run.add(params.index(source))
+    returns_plain, elements_plain = _as_annotated(unit, plain.returns, plain.elements)
+    returns_given_graph, elements_given_graph = _as_annotated(unit, given_graph.returns, given_graph.elements)
     return Summary(
         keeps,
         appends_into,
-        plain.returns,
-        given_graph.returns,
-        plain.elements,
-        given_graph.elements,
+        returns_plain,
+        returns_given_graph,
+        elements_plain,
+        elements_given_graph,
         under_key,
         frozenset(as_is),
         forwarded,
@@ -3725,6 +3731,45 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         copies,
         _captured_kept(scratch, given_graph, params),
     )
+
+
+def _as_annotated(
+    unit: Unit, returns: Value, elements: tuple[Value, ...] | None
+) -> tuple[Value, tuple[Value, ...] | None]:
+    """What a function returns, where its return annotation says Python numbers (`-> float`,
+    `-> list[float]`, `-> dict[str, float]`) or a tuple with numbers at some positions
+    (`-> tuple[torch.Tensor, float]`): what the walk cannot see is often a number (a meter's
+    `get_stats()` reading its own lists, a ratio of `.item()` counts), and a parameter's
+    annotation is trusted as much (`H: int`)."""
+    annotation = unit.node.returns.annotation if type(unit.node) is cst.FunctionDef and unit.node.returns else None
+    if annotation is None:
+        return returns, elements
+    if _numbers_annotated(annotation):
+        return SCALAR, None if elements is None else tuple(SCALAR for _ in elements)
+    head = dotted_name(annotation.value) if type(annotation) is cst.Subscript else None
+    if head not in ("tuple", "Tuple", "typing.Tuple"):
+        return returns, elements
+    assert type(annotation) is cst.Subscript
+    positions = [e.slice.value for e in annotation.slice if type(e.slice) is cst.Index]
+    if len(positions) != len(annotation.slice) or any(type(p) is cst.Ellipsis for p in positions):
+        return returns, elements  # `tuple[float, ...]` is a number whole, answered above
+    if elements is not None and len(elements) != len(positions):
+        return returns, elements  # the annotation does not say what the code returns
+    walked = elements or tuple(returns for _ in positions)
+    return returns, tuple(SCALAR if _numbers_annotated(p) else v for p, v in zip(positions, walked, strict=True))
+
+
+# The containers of `_numbers_annotated` (and `typing.`, `Optional`, `None` around them).
+_CONTAINER_ANNOTATIONS = frozenset(
+    ["list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "Mapping", "Union", "typing"]
+)
+
+
+def _numbers_annotated(annotation: cst.BaseExpression) -> bool:
+    """`float`, `Optional[int]`, `list[float]`, `dict[str, float]`: Python numbers (or strings)."""
+    words = expression_words(annotation)
+    plain = _PYTHON_SCALAR_ANNOTATIONS - {"Optional", "None"}
+    return bool(words & plain) and words <= _PYTHON_SCALAR_ANNOTATIONS | _CONTAINER_ANNOTATIONS
 
 
 def _captured_kept(scratch: Facts, walker: _Walker, params: list[str]) -> dict[int, tuple[str, bool]]:

@@ -1501,7 +1501,11 @@ def annotation_words(annotated: cst.Param | cst.AnnAssign) -> set[str]:
     torch, Tensor."""
     if annotated.annotation is None:
         return set()
-    annotation = annotated.annotation.annotation
+    return expression_words(annotated.annotation.annotation)
+
+
+def expression_words(annotation: cst.BaseExpression) -> set[str]:
+    """The names in an annotation's expression (see `annotation_words`)."""
     if type(annotation) is cst.Name or type(annotation) is cst.Attribute:
         dotted = dotted_name(annotation)  # `int`, `torch.Tensor`: most annotations, without a walk
         if dotted is not None:

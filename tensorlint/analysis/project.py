@@ -21,7 +21,7 @@ import libcst as cst
 from tensorlint.analysis.facts import Facts
 from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_asked, grad_mode_set_by
 from tensorlint.analysis.parse import parse_module
-from tensorlint.source import ROOT_MARKERS, read_source, walk_project
+from tensorlint.source import ROOT_MARKERS, SETTINGS_SUFFIXES, read_source, walk_project
 
 _MAX_BYTES = 2_000_000  # a generated module this large is not a helper worth following
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
@@ -54,6 +54,7 @@ def _emptied_attributes(text: str) -> Iterator[str]:
             yield "".join(names)
 
 
+_MAX_SETTINGS_BYTES = 256 * 1024
 _NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 _MAX_SCANNED_FOR_CALLS = 400
 # `sys.path.append("droid_slam")`, `sys.path.insert(0, "./src")`: a literal folder added to the search path
@@ -73,9 +74,10 @@ Analyzer = Callable[[cst.Module, Path, "Project"], Facts]
 class _Scan:
     """The modules below a folder, and what a text scan of them finds, each scan made when first asked."""
 
-    def __init__(self, folder: Path, modules: list[Path], text: Callable[[Path], str]) -> None:
+    def __init__(self, folder: Path, modules: list[Path], text: Callable[[Path], str], settings: list[Path]) -> None:
         self.folder = folder
         self.modules = modules
+        self.settings = settings  # the files other than Python that may set what modules read
         self._text = text
         self._indexes: dict[str, dict[str, list[Path]]] = {}
 
@@ -139,7 +141,9 @@ class Project:
         self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
         self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
         self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
-        self._loaders: dict[Path, dict[str, list[bool]]] = {}  # file -> `loaders_in`
+        self._loaders: dict[Path, dict[str, list[bool | None]]] = {}  # file -> `loaders_in`
+        self._zero_workers: dict[Path, bool] = {}  # file -> `_workers_setting_zero`
+        self._imports_of: dict[Path, list[Path]] = {}  # file -> the project's modules it imports
 
     def resolve(self, importer: Path, origin: str, analyze: Analyzer, depth: int = 0) -> Resolved | None:
         """`utils.AverageMeter` or `.utils.AverageMeter`, imported by `importer`; a module read for
@@ -264,16 +268,82 @@ class Project:
         self.loaded.add(scan.folder)  # a module added there later may build another loader
         here = importer.resolve()
         found: list[bool] = []
-        for path in scan.building_loaders():
+        building = scan.building_loaders()
+        for path in building:
             if path == here or not self._may_import(path, here, name):
                 continue
-            if path not in self._loaders:
-                self._loaders[path] = loaders_in(self._text(path))
-            self.loaded.add(path)
-            loaders = self._loaders[path]
+            loaders = self._loaders_of(scan, path)
             # A loader over a dataset the module does not name there may run this one too.
             found += loaders.get(name, []) + [True for workers in loaders.get(UNNAMED, []) if workers]
+        # A module that makes the dataset and hands it to one it imports, whose loaders run the
+        # datasets they are given (`Trainer(model, Dataset(text), None, config)` in the script,
+        # `DataLoader(self.train_dataset, num_workers=config.num_workers)` in the trainer).
+        for path in scan.modules:
+            if (
+                path == here
+                or path in building
+                or not (self._may_import(path, here, name) and self._imports(path, here))
+            ):
+                continue
+            for imported in self._imported(path):
+                if imported != here and imported in building:
+                    found += self._loaders_of(scan, imported).get(UNNAMED, [])
         return found
+
+    def _loaders_of(self, scan: _Scan, path: Path) -> dict[str, list[bool]]:
+        """`loaders_in` of a module, each forwarded setting read from the program around it."""
+        if path not in self._loaders:
+            self._loaders[path] = loaders_in(self._text(path))
+        self.loaded.add(path)
+        return {
+            run: [workers if workers is not None else not self._workers_setting_zero(scan, path) for workers in each]
+            for run, each in self._loaders[path].items()
+        }
+
+    def _workers_setting_zero(self, scan: _Scan, module: Path) -> bool:
+        """Whether the program around a module sets `num_workers` to a literal 0 and to nothing
+        else, where the module's loader reads it as a setting (`num_workers=config.num_workers`):
+        the module, the project's modules that import it and those they import from the project
+        (`num_workers = 0` in a config class, `TrainerConfig(num_workers=num_workers)` in the
+        script after `num_workers = 0`). A string naming the setting (an argparse option, a config
+        key), a parameter so named (its callers may pass anything) or a settings file of the
+        project naming it (a YAML config, a launch script) may set it to anything."""
+        if module not in self._zero_workers:
+            self._zero_workers[module] = self._read_workers_setting(scan, module)
+        return self._zero_workers[module]
+
+    def _read_workers_setting(self, scan: _Scan, module: Path) -> bool:
+        settings = [path for path in scan.settings if _size(path) <= _MAX_SETTINGS_BYTES]  # not a JSON dataset
+        self.loaded.update(settings)
+        if any(_WORKERS_SETTING.search(self._text(path)) for path in settings):
+            return False
+        program = [module] + [path for path in scan.modules if path != module and self._imports(path, module)]
+        program += [imported for path in list(program) for imported in self._imported(path) if imported not in program]
+        zero = False
+        for path in dict.fromkeys(program):
+            self.loaded.add(path)
+            if not _WORKERS_SETTING.search(self._text(path)):
+                continue
+            values = _workers_settings(self._text(path))
+            if values is None or False in values:
+                return False
+            zero = zero or True in values
+        return zero
+
+    def _imports(self, path: Path, module: Path) -> bool:
+        """Whether a module of the project imports `module` (its imports resolved)."""
+        return self._names(path, module.stem if module.name != "__init__.py" else module.parent.name) and (
+            module in self._imported(path)
+        )
+
+    def _imported(self, path: Path) -> list[Path]:
+        """The project's modules that a module imports, resolved (once per module)."""
+        if path not in self._imports_of:
+            found: list[Path] = []
+            for name in _imported_module_names(self._text(path)):
+                found += self._files(path, name)
+            self._imports_of[path] = list(dict.fromkeys(found))
+        return self._imports_of[path]
 
     def scans_calls(self, importer: Path) -> bool:
         """Whether `calls_under_no_grad` reads the importer's project (it has a root marker)."""
@@ -344,13 +414,15 @@ class Project:
 
     def _scan_project(self, root: Path) -> _Scan | None:
         modules: list[Path] = []
+        settings: list[Path] = []
         entries = 0
         for folder, subfolders, files in walk_project(root):
             modules += [Path(folder, name) for name in files if name.endswith(".py")]
+            settings += [Path(folder, name) for name in files if name.endswith(SETTINGS_SUFFIXES)]
             entries += len(subfolders) + len(files)
             if len(modules) > _MAX_SCANNED_MODULES or entries > _MAX_SCANNED_ENTRIES:
                 return None
-        return _Scan(root, modules, self._text)  # below a resolved folder: resolved paths
+        return _Scan(root, modules, self._text, settings)  # below a resolved folder: resolved paths
 
     def _files(self, importer: Path, module_name: str) -> list[Path]:
         """The files `module_name` may mean for `importer`, resolved once per folder: resolving
@@ -606,20 +678,75 @@ def calls_under_no_grad_in(source: str) -> dict[str, list[bool]] | None:
 
 
 UNNAMED = "?"  # `loaders_in`: what a loader over a dataset the code does not construct there runs
+_WORKERS_SETTING = re.compile(r"num[_-]workers")
 
 
-def loaders_in(source: str) -> dict[str, list[bool]]:
+def _imported_module_names(source: str) -> list[str]:
+    """The modules a source imports, as `Project._files` takes them (`src.trainer`, `.utils`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            found.append(base)
+            # `from . import trainer`, `from src import trainer`: a module imported by name
+            found += [f"{base}{'' if base.endswith('.') else '.'}{alias.name}" for alias in node.names]
+    return [name for name in found if name.strip(".")]
+
+
+def _workers_settings(source: str) -> list[bool] | None:
+    """What a source gives a setting named `num_workers`, for each place it does: True for a
+    literal 0, False for anything that may be more (another value, an option or key naming it as
+    a string, a parameter so named); a setting handed on (`num_workers=config.num_workers`) gives
+    nothing of its own. None when the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+    def given(value: ast.expr | None) -> list[bool]:
+        if value is None or _last_name(value) == "num_workers":
+            return []  # handed on, or declared without a value
+        return [isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0]
+
+    found: list[bool] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_last_name(t) == "num_workers" for t in targets):
+                found += given(node.value) if not isinstance(node, ast.AugAssign) else [False]
+        elif isinstance(node, ast.keyword) and node.arg == "num_workers":
+            found += given(node.value)
+        elif isinstance(node, ast.Dict):
+            found += [
+                v for key, value in zip(node.keys, node.values, strict=True)
+                if isinstance(key, ast.Constant) and key.value == "num_workers" for v in given(value)
+            ]  # fmt: skip
+        elif isinstance(node, ast.arg) and node.arg == "num_workers":
+            found.append(False)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _WORKERS_SETTING.search(node.value):
+            found.append(False)  # `parser.add_argument("--num_workers")`, `cfg.get("num_workers", 4)`
+    return found
+
+
+def loaders_in(source: str) -> dict[str, list[bool | None]]:
     """The DataLoaders the source builds, by what they run, where the source does not define it
     (imported): the class of the dataset (`DataLoader(Points(root), ...)`, or `ds = Points(root)`
     bound last before it in the same function; `UNNAMED` for a dataset it does not construct
     there, `self.train_set`), the functions given as `collate_fn` and `worker_init_fn`; per
     loader, whether it has workers (`num_workers` given and not a literal 0, or `**kwargs`, which
-    may give it). Python's parser; empty when the source does not parse."""
+    may give it); None where it hands on the program's setting (`num_workers=config.num_workers`,
+    see `Project._workers_setting_zero`). Python's parser; empty when the source does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return {}
-    found: dict[str, list[bool]] = {}
+    found: dict[str, list[bool | None]] = {}
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
     scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
@@ -637,9 +764,11 @@ def loaders_in(source: str) -> dict[str, list[bool]]:
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
             workers = keywords.get("num_workers", call.args[5] if len(call.args) > 5 else None)
             unseen = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-            has_workers = unseen or (
+            has_workers: bool | None = unseen or (
                 workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0)
             )
+            if has_workers and not unseen and _last_name(workers) == "num_workers":
+                has_workers = None  # the program's setting
             dataset = keywords.get("dataset", call.args[0] if call.args else None)
             if isinstance(dataset, ast.Name):  # the binding of the name last before the loader
                 before = [

@@ -47,7 +47,11 @@ class CudaInWorker(Rule):
     loader, the loaders that the project's other modules build over it, where they import it from
     that file or from its package: `DataLoader(RandomNoiseDataset(shape))` in the script beside
     it, `StatefulDataLoader(ds, collate_fn=sft if not packed else packed_collate)` in a recipe, as
-    `DataLoader` with `partial(collate, pad=0)`), a function named
+    `DataLoader` with `partial(collate, pad=0)`; and the loaders of a module that the script
+    making the dataset imports and hands it to, `Trainer(model, CharDataset(text), config)`; a
+    loader's `num_workers=config.num_workers` counts as 0 where the program around its module, the
+    modules importing it and those they import, sets the setting to a literal `0` and nothing
+    else, and no option, config key or settings file of the project names it), a function named
     like `worker_init` that the file passes to a process pool instead
     (`ProcessPoolExecutor(initializer=_worker_init)`), a helper's `device="cuda"` default when every call
     of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`
