@@ -1110,7 +1110,7 @@ def test_cuda_dataset_of_a_project_that_builds_no_loader_over_it(tmp_path: Path)
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == [(16, "TL003")]
 
 
-TRAINER = """\
+CONFIGURED_TRAINER = """\
 from torch.utils.data import DataLoader
 
 
@@ -1134,7 +1134,7 @@ class Trainer:
             self.model(x, y)
 """
 
-SCRIPT = """\
+TRAINER_SCRIPT = """\
 from dataset import RandomNoiseDataset
 from trainer import Trainer, TrainerConfig
 
@@ -1170,8 +1170,8 @@ def test_cuda_dataset_handed_to_a_trainer_whose_setting_is_zero(
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
     dataset = tmp_path / "dataset.py"
     dataset.write_text(NOISE_DATASET, encoding="utf-8")
-    (tmp_path / "trainer.py").write_text(TRAINER, encoding="utf-8")
-    (tmp_path / "train.py").write_text(SCRIPT.format(setting=setting), encoding="utf-8")
+    (tmp_path / "trainer.py").write_text(CONFIGURED_TRAINER, encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAINER_SCRIPT.format(setting=setting), encoding="utf-8")
     if settings_file is not None:
         (tmp_path / "config.yaml").write_text(settings_file, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found_afresh(dataset)] == expected
@@ -1186,10 +1186,66 @@ def test_cuda_dataset_handed_to_another_programs_trainer(tmp_path: Path) -> None
         folder = tmp_path / version
         folder.mkdir()
         (folder / "dataset.py").write_text(NOISE_DATASET, encoding="utf-8")
-        (folder / "trainer.py").write_text(TRAINER, encoding="utf-8")
-        (folder / "train.py").write_text(SCRIPT.format(setting=setting), encoding="utf-8")
+        (folder / "trainer.py").write_text(CONFIGURED_TRAINER, encoding="utf-8")
+        (folder / "train.py").write_text(TRAINER_SCRIPT.format(setting=setting), encoding="utf-8")
     assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "v1" / "dataset.py")] == []
     assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "v2" / "dataset.py")] == [(16, "TL003")]
+
+
+EVALUATED_BY_MAIN = """\
+import torch
+
+
+def _sum_losses(model, loader, criterion):
+    total = 0.0
+    for x, y in loader:
+        total += criterion(model(x), y)
+    return total / len(loader)
+
+
+def evaluate(model, loader, criterion):
+    return _sum_losses(model, loader, criterion)
+
+
+def main(model, loader, criterion):
+    with torch.no_grad():
+        print(evaluate(model, loader, criterion))
+"""
+
+VALIDATING_TRAINER = """\
+import torch
+
+from evaluation import evaluate
+
+
+def fit(model, loaders, criterion, optimizer, epochs):
+    for epoch in range(epochs):
+        for x, y in loaders["train"]:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        {validation}
+"""
+
+
+@pytest.mark.parametrize(
+    ("validation", "expected"),
+    [
+        ("print(epoch, evaluate(model, loaders['val'], criterion))", [(7, "TL004")]),
+        ("with torch.no_grad():\n            print(epoch, evaluate(model, loaders['val'], criterion))", []),
+    ],
+)
+def test_helper_quiet_here_through_a_function_another_module_calls(
+    tmp_path: Path, validation: str, expected: list
+) -> None:
+    """The loop's function is called only by `evaluate`, which this module calls under `no_grad`:
+    quiet here, but the training script calls `evaluate` after each epoch with gradients on, and
+    then the sum keeps every validation batch's graph; under `no_grad` there too, it keeps none."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    module = tmp_path / "evaluation.py"
+    module.write_text(EVALUATED_BY_MAIN, encoding="utf-8")
+    (tmp_path / "training.py").write_text(VALIDATING_TRAINER.format(validation=validation), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(module)] == expected
 
 
 PACKED_COLLATE = """\

@@ -35,7 +35,13 @@ from tensorlint.analysis.index import (
     self_attribute,
 )
 from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
-from tensorlint.analysis.syntax import callers_of, declared_container, only_called, target_names
+from tensorlint.analysis.syntax import (
+    called_by_its_name,
+    callers_of,
+    declared_container,
+    only_called,
+    target_names,
+)
 from tensorlint.analysis.values import UNKNOWN, Value, is_input_name, is_torch_module_class
 from tensorlint.analysis.walk import walk
 
@@ -427,6 +433,22 @@ class Facts:
         node = unit.node
         assert type(node) is cst.FunctionDef  # only functions are called by name
         return only_called(owner.node, node.name)
+
+    def runs_only_while_built(self, unit: Unit, depth: int = 2) -> bool:
+        """A method that only its class's `__init__` calls, directly or through a method that only
+        `__init__` calls (`self._create_skills(...)` filling `self._skills` once), and that no
+        other module calls by its name: it runs once per object, not once per step. Without a
+        project to read, only a private method (`_create_skills`) is taken for the class's own."""
+        if depth == 0 or not unit.is_method or unit.cls is None or not called_by_its_name(unit):
+            return False
+        callers = callers_of(self.index, unit.name)
+        if not callers or not all(
+            caller.cls is unit.cls and (caller.name == "__init__" or self.runs_only_while_built(caller, depth - 1))
+            for caller in callers
+        ):
+            return False
+        elsewhere = self.project.called_elsewhere(self.path, unit.name) if self.project and self.path else None
+        return elsewhere is False or (elsewhere is None and unit.name.startswith("_"))
 
     def _resets_nobody_calls(self, cls: ClassInfo, attribute: str) -> frozenset[str]:
         """The public methods emptying `self.<attribute>` that no code calls but the class's own

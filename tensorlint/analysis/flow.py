@@ -96,6 +96,7 @@ from tensorlint.analysis.syntax import (
     accumulated_operand,
     assign_loop_step_roles,
     called_by_its_name,
+    callers_quiet_by_their_calls,
     callers_with_gradients,
     calls_and_yields,
     calls_in,
@@ -675,6 +676,17 @@ class _Walker:
             if all(self._a_part_run_without_grad(c) and not enables_gradients(c) for c in with_gradients):
                 return True
         project, path = self.facts.project, self.facts.path
+        if unit.has_loop and project is not None and path is not None and calls and all(calls):
+            # Quiet here through a caller that the file runs without gradients, which another
+            # module calls with them on (`predictor.predict_sliding_window_return_logits(data)` in
+            # the trainer's validation): that call runs this one with gradients too.
+            return not any(
+                quiet is False
+                for caller in callers_quiet_by_their_calls(self.index, unit.name)
+                for quiet in project.calls_under_no_grad(
+                    path, caller.name, caller.cls.name if caller.cls is not None else None
+                )
+            )
         if unit.has_loop and project is not None and path is not None and not (calls and all(calls)):
             # Called from other modules (`evaluate(model, loader)` in train.py, inside `with
             # torch.no_grad():`): every call the project shows by that name, and for each call
@@ -1215,7 +1227,12 @@ class _Walker:
         elif type(small) is cst.AnnAssign:
             if small.value is not None:  # `outs: list[Tensor] = []` resets as `outs = []` does
                 self._effects(small.value)
-                self._assign(small.target, small.value, evaluate(small.value, self), small)
+                value = evaluate(small.value, self)
+                if not (value.tensor or value.graph or value.module) and _numbers_annotated(
+                    small.annotation.annotation
+                ):
+                    value = SCALAR  # `loss: float = meter.average()`: what the code does not show, the annotation says
+                self._assign(small.target, small.value, value, small)
                 self._note_reset(small.target, resets_container(small.value, small.target))
                 self._note_assigned(small.target, small.value)
         elif type(small) is cst.AugAssign:

@@ -390,6 +390,8 @@ class ModuleIndex:
     # callee name -> for each of its calls, whether it runs under `no_grad`, and the unit making it
     # (syntax.calls_under_no_grad)
     calls_under_no_grad: dict[str, list[tuple[bool, Unit]]] | None = None
+    # the same calls, each with its own mode only (in a `no_grad` block or a decorated function)
+    calls_in_own_mode: dict[str, list[tuple[bool, Unit]]] | None = None
     # found when first asked (`syntax.parts_run_without_grad`): plain names by their uses, and
     # attributes read off objects other than a method's `self`
     name_uses: dict[str, int] | None = None
@@ -425,7 +427,7 @@ class ModuleIndex:
             unit.cls = None
             unit.defs.clear()
         self.named_calls.clear()
-        self.calls_under_no_grad = None
+        self.calls_under_no_grad = self.calls_in_own_mode = None
 
 
 class _Indexer:

@@ -1433,11 +1433,35 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
                 called = callee_name(call)
                 if called is not None:
                     found.setdefault(called, []).append((quiet or id(call) in inside, unit))
+        index.calls_in_own_mode = found
         index.calls_under_no_grad = {
             called: [(quiet or _runs_without_grad(found, caller, 2), caller) for quiet, caller in calls]
             for called, calls in found.items()
         }
     return [quiet for quiet, _ in index.calls_under_no_grad.get(name, [])]
+
+
+def callers_quiet_by_their_calls(index: ModuleIndex, name: str) -> list[Unit]:
+    """The functions of the file through which a call of `name` is judged to run under `no_grad`
+    only because the file's own calls of them do (`predict_sliding_window_return_logits`, whose
+    calls here are in an `@torch.inference_mode()` function, calling the helper with the loop):
+    what holds for this file's calls, which another module's calls of them may not share."""
+    calls_under_no_grad(index, name)
+    own = index.calls_in_own_mode or {}
+    found: list[Unit] = []
+
+    def up(unit: Unit, depth: int) -> None:
+        if depth == 0 or not called_by_its_name(unit) or unit in found:
+            return
+        found.append(unit)
+        for quiet, caller in own.get(unit.name, []):
+            if not quiet:
+                up(caller, depth - 1)
+
+    for quiet, caller in own.get(name, []):
+        if not quiet:
+            up(caller, 2)
+    return found
 
 
 def _calls_named(index: ModuleIndex, name: str) -> list[tuple[bool, Unit]]:

@@ -373,8 +373,8 @@ def _graph_kept_by_a_method(facts: Facts, store: Store) -> bool:
         return False
     if store.value.module:
         return False  # a network (`self.teachers.append(policy)`) holds parameters, not a call's history
-    if runs_per_batch(unit) or bounded_per_call(facts, store):
-        return False
+    if runs_per_batch(unit) or bounded_per_call(facts, store) or facts.runs_only_while_built(unit):
+        return False  # (filled once, while `__init__` builds the object)
     if any(loop.feeds_data or loop.calls_backward for loop in store.loops):
         return False  # the loop over batches around it repeats it: TL004's
     return facts.container_kind(unit, store.container) in (("attribute", "list"), ("attribute", "dict"))
