@@ -2319,4 +2319,10 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         "deque",
     ):
         return not value.args or (type(value.func) is cst.Name and value.func.value == "defaultdict")
+    if type(value) is cst.Call and (callee_name(value) or "")[:1].isupper():
+        # `self._extra_metrics = MetricsTrackingDict({})`, `self.stats = Stats()`: an object of the
+        # project's made afresh from nothing, as a container made empty is
+        return all(
+            isinstance(arg.value, (cst.List, cst.Dict, cst.Tuple)) and not arg.value.elements for arg in value.args
+        )
     return type(value) is cst.Subscript and value.value.deep_equals(target)

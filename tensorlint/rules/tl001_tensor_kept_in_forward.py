@@ -320,6 +320,8 @@ class TensorKeptInForward(Rule):
             if tensor_keyed(facts, store):
                 continue  # keyed by a tensor: TL015 reports it, with the cause
             lifetime, kind = facts.container_kind(store.unit, store.container)
+            if type(store.node) is cst.Assign and type(store.container) is cst.Name and lifetime == "attribute":
+                continue  # `x = torch.cat([x, t])` after `x = self.x` on another path binds the name anew
             if lifetime == "argument" and _made_each_step(facts, store):
                 continue  # made afresh by a caller that runs once per step: it lives for that step
             # A collector that keeps device tensors and is never emptied grows for the whole run.
