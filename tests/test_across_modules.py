@@ -1248,6 +1248,53 @@ def test_helper_quiet_here_through_a_function_another_module_calls(
     assert [(row, code) for row, code, _ in _found_afresh(module)] == expected
 
 
+AUX_LOSS_MODULE = """\
+_AUX_LOSS = 0
+{clear}
+
+def add_aux_loss(aux_loss):
+    global _AUX_LOSS
+    _AUX_LOSS = _AUX_LOSS + aux_loss
+
+
+def get_aux_loss():
+    return _AUX_LOSS
+"""
+
+MOE_LAYER = """\
+from torch import nn
+
+from aux import add_aux_loss
+
+
+class MoE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 4)
+
+    def forward(self, x):
+        logits = self.gate(x)
+        add_aux_loss(logits.softmax(-1).mean())
+        return logits
+"""
+
+
+@pytest.mark.parametrize(
+    ("clear", "expected"),
+    [("\n\ndef clear_aux_loss():\n    global _AUX_LOSS\n    _AUX_LOSS = 0\n", []), ("", [(13, "TL004")])],
+)
+def test_global_of_another_module_that_a_function_there_resets(tmp_path: Path, clear: str, expected: list) -> None:
+    """A layer's `forward` adds its auxiliary loss to a global of another module: where that
+    module has a function that resets it (the model's `forward` calls `clear_aux_loss()` first),
+    it is reset by whoever runs the steps, as it would be were the global in the layer's own
+    module; with no reset anywhere, every call's graph stays chained to it."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "aux.py").write_text(AUX_LOSS_MODULE.format(clear=clear), encoding="utf-8")
+    layer = tmp_path / "moe.py"
+    layer.write_text(MOE_LAYER, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(layer)] == expected
+
+
 PACKED_COLLATE = """\
 import torch
 

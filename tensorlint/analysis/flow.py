@@ -2314,6 +2314,13 @@ class _Walker:
             inherited = facts is not self.facts and self._on_self(owner)
             if inherited and Role.STEP not in self.unit.roles and _emptied_by_its_class(facts, target, attribute):
                 continue  # a base class of another module empties it (`reset_registry`), as one of this file would
+            if (
+                facts is not self.facts
+                and not self.loops
+                and Role.STEP not in self.unit.roles
+                and kept_in in facts.index.module_unit.managed_globals
+            ):
+                continue  # a global of the helper's module that a function there resets (`clear_aux_loss()`)
             value = evaluate(arg, self)
             self._escape(value, f"kept by `{helper}` in `{kept_in}`", target_expr)  # a callback it keeps
             if not (value.graph or value.exception):
