@@ -34,7 +34,7 @@ from tensorlint.analysis.facts import (
     root_name,
     tensor_keyed,
 )
-from tensorlint.analysis.flow import analyze, attribute_value
+from tensorlint.analysis.flow import analyze, annotated_plain, attribute_value
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     TENSOR_HOOK_REGISTRATIONS,
@@ -133,6 +133,7 @@ __all__ = [
     "Value",
     "all_params",
     "analyze",
+    "annotated_plain",
     "argument",
     "attribute_value",
     "batch_starts",

@@ -3765,15 +3765,12 @@ def _as_annotated(
     (`-> tuple[torch.Tensor, float]`): what the walk cannot see is often a number (a meter's
     `get_stats()` reading its own lists, a ratio of `.item()` counts), and a parameter's
     annotation is trusted as much (`H: int`)."""
-    annotation = unit.node.returns.annotation if type(unit.node) is cst.FunctionDef and unit.node.returns else None
-    if annotation is None:
-        return returns, elements
-    if _numbers_annotated(annotation):
+    if annotated_plain(unit):
         return SCALAR, None if elements is None else tuple(SCALAR for _ in elements)
-    head = dotted_name(annotation.value) if type(annotation) is cst.Subscript else None
-    if head not in ("tuple", "Tuple", "typing.Tuple"):
+    node = unit.node
+    annotation = node.returns.annotation if type(node) is cst.FunctionDef and node.returns else None
+    if type(annotation) is not cst.Subscript or dotted_name(annotation.value) not in ("tuple", "Tuple", "typing.Tuple"):
         return returns, elements
-    assert type(annotation) is cst.Subscript
     positions = [e.slice.value for e in annotation.slice if type(e.slice) is cst.Index]
     if len(positions) != len(annotation.slice) or any(type(p) is cst.Ellipsis for p in positions):
         return returns, elements  # `tuple[float, ...]` is a number whole, answered above
@@ -3787,6 +3784,12 @@ def _as_annotated(
 _CONTAINER_ANNOTATIONS = frozenset(
     ["list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "Mapping", "Union", "typing"]
 )
+
+
+def annotated_plain(unit: Unit) -> bool:
+    """A function whose return annotation says Python numbers or strings (`-> str`, `-> float`)."""
+    node = unit.node
+    return type(node) is cst.FunctionDef and node.returns is not None and _numbers_annotated(node.returns.annotation)
 
 
 def _numbers_annotated(annotation: cst.BaseExpression) -> bool:

@@ -15,6 +15,7 @@ from tensorlint.analysis import (
     Store,
     Unit,
     all_params,
+    annotated_plain,
     argument,
     callee_name,
     calls_in,
@@ -66,7 +67,9 @@ class ExceptionKept(Rule):
     FAQ describes the same reference chain ("the python exception object holds a reference to the
     stack frame where the error was raised").
 
-    Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`),
+    Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`;
+    also a saved exception's name rebound to its text before it is kept, `result = err` in the
+    handler, then `result = self.format_result(result)` of a helper annotated `-> str`),
     an exception kept in an attribute to re-raise it later (a future's outcome, a thread's error
     raised in `join()`), an `ImportError` kept to explain a missing extension (an import's frames
     hold no tensors), a bare exception returned to the caller, a thread's exception handed to the code that started it (a function
@@ -205,7 +208,7 @@ class ExceptionKept(Rule):
                     continue
                 container, value = stored
                 kept = _kept_exception(value, names, records, unit.bindings)
-                if kept is None:
+                if kept is None or (not place.handlers and _converted_before(facts, unit, kept, node)):
                     continue
                 lifetime = None
                 if type(container) is cst.Attribute and type(node) is not cst.AugAssign and not added:
@@ -461,6 +464,40 @@ def _kept_exception(
     else:
         return None
     return next((found for part in parts if (found := _kept_exception(part, names, records, bound)) is not None), None)
+
+
+def _converted_before(facts: Facts, unit: Unit, kept: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    """`result = self.format_result(result)` just before `results.append(result)`: the name the
+    handler saved the exception in, rebound in the store's own block before it to what no longer
+    holds the exception (a value that does not read the name, a string made of it, or what a
+    helper of the file annotated to return text or numbers gives)."""
+    if type(kept) is not cst.Name:
+        return False
+    for block in (n for n in walk(unit.node) if type(n) is cst.IndentedBlock):
+        statements = list(block.body)
+        at = next((i for i, s in enumerate(statements) if any(node is n for n in walk(s))), None)
+        if at is None or type(statements[at]) is not cst.SimpleStatementLine:
+            continue
+        for statement in reversed(statements[:at]):
+            assigned = [s for s in walk(statement) if type(s) is cst.Assign]
+            rebinding = [a for a in assigned if any(t.target.deep_equals(kept) for t in a.targets)]
+            if not rebinding:
+                continue
+            value = rebinding[-1].value
+            if type(statement) is not cst.SimpleStatementLine:
+                return False  # rebound on some path only
+            if not any(type(n) is cst.Name and n.value == kept.value for n in walk(value)):
+                return True  # `result = None`
+            if type(value) is cst.FormattedString or (type(value) is cst.Call and callee_name(value) in _TEXT_OF):
+                return True
+            called = _helper_called(facts, unit, value)
+            return called is not None and annotated_plain(called[0])
+        return False
+    return False
+
+
+# Builtins that make text of an object: the text keeps no traceback.
+_TEXT_OF = frozenset(["str", "repr", "format", "pformat", "format_exception", "format_exc"])
 
 
 def _is_current_exception(value: cst.BaseExpression) -> bool:
