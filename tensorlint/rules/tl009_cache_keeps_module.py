@@ -50,7 +50,8 @@ class CacheKeepsModule(Rule):
     for a `features: torch.Tensor`, `self.edges = torch.as_tensor(...)`): the cache keeps every
     instance, and so its tensors, as it keeps a model.
 
-    Not reported: static methods and class methods, methods of classes that are not modules and
+    Not reported: a function given a module's class (`model_type: type[nn.Module]`, called with
+    `type(model)`), static methods and class methods, methods of classes that are not modules and
     hold no tensor the file shows, a dataset's method whose cache has an explicit `maxsize`
     (`@lru_cache(maxsize=16)` keeps 16 items of the one dataset the run uses; the
     `__getitem__` of a class with `__len__` is a dataset's by its protocol, whatever its bases),
@@ -247,9 +248,16 @@ def _module_params(facts: Facts, unit: Unit, node: cst.FunctionDef) -> list[str]
         if param.annotation is None:
             if param.default is None and is_model_name(name) and _used_as_module(facts, node, name):
                 found.append(name)
-        elif "Module" in _annotation_names(param):
+        elif "Module" in _annotation_names(param) and not _a_class(param):
             found.append(name)
     return found
+
+
+def _a_class(param: cst.Param) -> bool:
+    """`model_type: type[nn.Module]`: a class, which the cache may keep (a few of them), not a module."""
+    assert param.annotation is not None
+    annotation = param.annotation.annotation
+    return type(annotation) is cst.Subscript and dotted_name(annotation.value) in ("type", "Type", "typing.Type")
 
 
 _MODULE_METHODS = frozenset(["parameters", "named_parameters", "state_dict", "eval", "train", "modules", "cuda"])
