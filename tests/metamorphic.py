@@ -1061,10 +1061,13 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
         params = [name for name in _free_locals(fixture, statement) if name != instance]
         name = _fresh(fixture, "_keep", taken)
         codes = _line_codes(statement)
-        in_loop = isinstance(fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef)), (cst.For, cst.While))
+        loop = fixture.enclosing(statement, (cst.For, cst.While, cst.FunctionDef))
+        in_loop = isinstance(loop, (cst.For, cst.While))
         # A method that runs once per step (an EMA's `update`) passes that to its helper, which is
-        # judged where it stores: its loop over parameters is not what the history crosses.
-        in_loop = in_loop and not (is_step_method(method.name.value) or method.name.value == "forward")
+        # judged where it stores: its loop over parameters is not what the history crosses; one
+        # over micro-batches, each backpropagated in it, is.
+        per_step = is_step_method(method.name.value) or method.name.value == "forward"
+        in_loop = in_loop and not (per_step and not _backpropagates(loop))
         at_call = [c for c in codes if c in _AT_CALL_IN_METHOD_FORM and (in_loop or c == "TL007")]
         if in_loop and "TL001" in codes and _over_data(fixture, statement):
             at_call.append("TL001")  # outputs kept across a loop over data: judged in that loop, at the call
@@ -1081,6 +1084,14 @@ def extract_store_to_method(fixture: Fixture) -> cst.Module | None:
     for cls, methods in helpers.items():
         swap[cls] = _with_methods(methods)
     return _swapped(fixture, swap)
+
+
+def _backpropagates(loop: cst.CSTNode | None) -> bool:
+    """Whether a loop's body calls `backward()`: each iteration is a (micro-)batch."""
+    return loop is not None and any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+        for node in _walk(loop)
+    )
 
 
 def _with_methods(methods: Sequence[cst.FunctionDef]) -> Callable[[cst.CSTNode], cst.CSTNode]:

@@ -28,6 +28,7 @@ from tensorlint.analysis import (
     names_reaching,
     own_nodes,
     placed,
+    references,
     reset_only_while_built,
     retain_graph_flag,
     root_name,
@@ -185,7 +186,9 @@ class GraphAccumulatedInLoop(Rule):
     including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
-    backpropagated in the same function (gradient accumulation), helpers that convert what they
+    backpropagated in the same function (gradient accumulation; where every `backward()` runs in
+    the loop, one per micro-batch, only a sum the loop itself backpropagates: a total made after
+    the loop for the log backpropagates nothing), helpers that convert what they
     are given (`float(val)`, `val.item()`, also after an `isinstance(val, torch.Tensor)` test, and
     what they keep only where a test makes the value a Python number: `if type(v) == float:`, the
     `else` of `if not isinstance(v, float):`) or calls that pass `loss.item()`, arithmetic on a
@@ -385,7 +388,7 @@ class GraphAccumulatedInLoop(Rule):
                 continue  # no graph is made in the loop: it stores views of one made before (`out[i]`)
             if not (loop.feeds_data or loop.generates) and loop.depends_on_carried(event.value_expr, exclude=root):
                 continue  # one graph unrolled over time steps, not one graph per batch
-            if root in owner.backpropagated_names:
+            if _accumulated_for_backward(owner, root, loop):
                 continue  # summed, then backpropagated: gradient accumulation
             reported.add(id(event.node))
             fix = _no_grad_fix(facts, owner, loop) or _fix(facts, event, root)
@@ -450,6 +453,26 @@ def _backpropagated(collected: Collected) -> bool:
     if collected.into & unit.backpropagated_names:
         return True
     return any(collected.node is node for expr in unit.backpropagated for node in walk(expr))
+
+
+def _accumulated_for_backward(owner: Unit, root: str, loop: Loop) -> bool:
+    """Whether what the loop accumulates reaches a `backward()` (gradient accumulation): through
+    any assignment where a `backward()` runs outside the loop; where every one runs in it (one per
+    micro-batch), through the loop's own assignments only: a total made after the loop for the
+    log (`pg_loss = torch.cat(pg_loss_list).sum().item()`) feeds none of them."""
+    if root not in owner.backpropagated_names:
+        return False
+    inside = {id(node) for node in walk(loop.node)}
+    if not owner.backpropagated or not all(id(expr) in inside for expr in owner.backpropagated):
+        return True
+    reached = {name for expr in owner.backpropagated for name in references(expr)}
+    todo = list(reached)
+    while todo:
+        for name in loop.reads.get(todo.pop(), ()):
+            if name not in reached:
+                reached.add(name)
+                todo.append(name)
+    return root in reached
 
 
 def _folded_across_calls(event: Accumulation | Store) -> bool:
