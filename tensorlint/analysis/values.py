@@ -205,7 +205,10 @@ _NO_GRAPH_METHODS = frozenset(
 # Tensor methods whose result is computed from their tensor arguments as from the receiver.
 _COMBINING_METHODS = frozenset(
     ["add", "sub", "mul", "div", "true_divide", "matmul", "mm", "bmm", "mv", "dot", "pow", "lerp", "addcmul",
-     "addcdiv", "addmm", "baddbmm", "where", "maximum", "minimum", "atan2", "hypot"]
+     "addcdiv", "addmm", "baddbmm", "where", "maximum", "minimum", "atan2", "hypot",
+     # what they write into the receiver (`src.new_zeros(size).scatter_add_(dim, index, src)`)
+     "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_put", "masked_scatter", "put",
+     "copy"]
 )  # fmt: skip
 # Tensor methods that give a number whatever has them (a tensor, an array, a queue's `size()`).
 _SHAPE_METHODS = frozenset(["size", "dim", "numel", "nelement", "ndimension", "stride", "element_size"])
@@ -1173,7 +1176,7 @@ def _method_call(name: str, recv: Value, call: cst.Call, scope: Scope) -> Value 
             return SCALAR  # (`log.get("ntokens", 0)` of a logging output: a count, as `log["ntokens"]` is)
         if name in _NO_GRAPH_METHODS or (name in ("to", "type") and _integer_dtype(call, scope)):
             return _moved(Value(tensor=True, host=recv.host), name, call, scope)  # `.to(torch.long)`: no gradient
-        if name in _COMBINING_METHODS:  # `old.mul(m).add(feats)`: the arguments' history too
+        if name.removesuffix("_") in _COMBINING_METHODS:  # `old.mul(m).add(feats)`, `.add_()`: theirs too
             recv = recv.join(_join(evaluate(arg.value, scope) for arg in call.args))
         if name != "cpu" and set(name.lower().split("_")) & _STORABLE_COPY_WORDS:
             # `result.cacheable()`, `out.to_cpu()` of an output object: its class's own method,
