@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping
 from itertools import chain
 
@@ -69,7 +70,10 @@ class ExceptionKept(Rule):
 
     Not reported: messages and formatted tracebacks (`str(e)`, `f"{e}"`, `traceback.format_exc()`;
     also a saved exception's name rebound to its text before it is kept, `result = err` in the
-    handler, then `result = self.format_result(result)` of a helper annotated `-> str`),
+    handler, then `result = self.format_result(result)` of a helper annotated `-> str`), the
+    exceptions of a module that imports nothing of torch's nor of the packages built on it and
+    whose `try` blocks call only its own functions and methods (a hub's cache scanner: the
+    frames hold paths, not tensors; a callback it is handed may be training code, and is reported),
     an exception kept in an attribute to re-raise it later (a future's outcome, a thread's error
     raised in `join()`), an `ImportError` kept to explain a missing extension (an import's frames
     hold no tensors), a bare exception returned to the caller, a thread's exception handed to the code that started it (a function
@@ -191,6 +195,7 @@ class ExceptionKept(Rule):
             if event.via
         }
         records = {name for name, cls in facts.index.classes.items() if cls.is_record}
+        plain = _plain_python(facts)
         for unit in facts.index.units:
             if not unit.has_try:
                 continue  # only code in an `except` block, or a name it saved the exception in, holds one
@@ -210,6 +215,8 @@ class ExceptionKept(Rule):
                 kept = _kept_exception(value, names, records, unit.bindings)
                 if kept is None or (not place.handlers and _converted_before(facts, unit, kept, node)):
                     continue
+                if plain and _tries_call_only_own_code(facts, unit, place.handlers[-1:]):
+                    continue  # the traceback's frames are this module's, which holds no tensor
                 lifetime = None
                 if type(container) is cst.Attribute and type(node) is not cst.AugAssign and not added:
                     # `result.error = e` on a record that a container then keeps; `self.last_error = e`:
@@ -464,6 +471,46 @@ def _kept_exception(
     else:
         return None
     return next((found for part in parts if (found := _kept_exception(part, names, records, bound)) is not None), None)
+
+
+def _plain_python(facts: Facts) -> bool:
+    """A module that imports nothing of torch's nor of the packages built on it (a hub's cache
+    scanner, an XML parser vendored beside the models)."""
+    imports = facts.imports
+    origins = [*imports.aliases.values(), *imports.relative.values(), *imports.starred]
+    return not any(origin.lstrip(".").partition(".")[0] in _TORCH_PACKAGES for origin in origins)
+
+
+def _tries_call_only_own_code(facts: Facts, unit: Unit, handlers: tuple[cst.CSTNode, ...]) -> bool:
+    """Whether every call in the `try` blocks whose exceptions are kept (the one of the handler
+    keeping it; every one of the function for an exception saved in a name) runs the module's own
+    code (a function it defines, a method one of its classes defines) or a builtin's: no callback
+    handed in, nothing imported, whose frames could hold tensors."""
+    index = facts.index
+    own = {u.name for u in index.units} | {m for cls in index.classes.values() for m in cls.methods}
+    for block, _ in placed(unit, cst.Try):
+        if handlers and not any(handler is handlers[0] for handler in block.handlers):
+            continue
+        for call in (n for n in walk(block.body) if type(n) is cst.Call):
+            name = callee_name(call)
+            if type(call.func) is cst.Name:
+                known = name in own or (name in _BUILTINS and facts.imports.origin(name) is None)
+            else:
+                known = name in own or name in STORE_METHODS
+            if not known:
+                return False
+    return True
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+# Packages whose code holds tensors: a module importing one is torch code.
+_TORCH_PACKAGES = frozenset(
+    ["torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "lightning_fabric",
+     "transformers", "accelerate", "deepspeed", "diffusers", "peft", "trl", "timm", "fairseq", "fairseq2",
+     "detectron2", "mmcv", "mmengine", "dgl", "torch_geometric", "megatron", "apex", "xformers", "vllm"]
+)  # fmt: skip
 
 
 def _converted_before(facts: Facts, unit: Unit, kept: cst.BaseExpression, node: cst.CSTNode) -> bool:
