@@ -516,8 +516,8 @@ _TORCH_PACKAGES = frozenset(
 def _converted_before(facts: Facts, unit: Unit, kept: cst.BaseExpression, node: cst.CSTNode) -> bool:
     """`result = self.format_result(result)` just before `results.append(result)`: the name the
     handler saved the exception in, rebound in the store's own block before it to what no longer
-    holds the exception (a value that does not read the name, a string made of it, or what a
-    helper of the file annotated to return text or numbers gives)."""
+    holds the exception (a constant, a string made of it, or what a helper of the file annotated
+    to return text or numbers gives)."""
     if type(kept) is not cst.Name:
         return False
     for block in (n for n in walk(unit.node) if type(n) is cst.IndentedBlock):
@@ -533,7 +533,9 @@ def _converted_before(facts: Facts, unit: Unit, kept: cst.BaseExpression, node: 
             value = rebinding[-1].value
             if type(statement) is not cst.SimpleStatementLine:
                 return False  # rebound on some path only
-            if not any(type(n) is cst.Name and n.value == kept.value for n in walk(value)):
+            if type(value) in (cst.SimpleString, cst.Integer, cst.Float) or (
+                type(value) is cst.Name and value.value in ("None", "True", "False")
+            ):
                 return True  # `result = None`
             if type(value) is cst.FormattedString or (type(value) is cst.Call and callee_name(value) in _TEXT_OF):
                 return True
