@@ -34,7 +34,7 @@ from tensorlint.analysis.facts import (
     root_name,
     tensor_keyed,
 )
-from tensorlint.analysis.flow import analyze, annotated_plain, attribute_value
+from tensorlint.analysis.flow import BUILTIN_NAMES, analyze, annotated_plain, attribute_value
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     TENSOR_HOOK_REGISTRATIONS,
@@ -106,6 +106,7 @@ from tensorlint.analysis.walk import contains, walk
 
 __all__ = [
     "BACKWARD_CALLS",
+    "BUILTIN_NAMES",
     "METRIC_LIBRARIES",
     "MODULE_HOOK_REGISTRATIONS",
     "OLD_LIGHTNING_METRICS",

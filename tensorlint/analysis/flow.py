@@ -330,7 +330,7 @@ class _Walker:
         cls = self.index.classes.get(name)
         if cls is None and (default := self._class_default(name)) is not None:
             return self.local_instance(default, args)  # `ac = actor_critic(...)`, `actor_critic=core.MLPActorCritic`
-        if cls is None and name in _BUILTIN_NAMES:
+        if cls is None and name in BUILTIN_NAMES:
             return None  # `len(x)`, `dim: int`: no module of the project is read for them
         if cls is None:
             imported = resolve_import(self.facts, name)
@@ -363,7 +363,7 @@ class _Walker:
         for param in self.unit.params:
             if param.name.value == name and isinstance(param.default, (cst.Name, cst.Attribute)):
                 default = dotted_name(param.default)
-                return default if default != name and default not in _BUILTIN_NAMES else None
+                return default if default != name and default not in BUILTIN_NAMES else None
         return None
 
     def summarized_call(self, call: cst.Call, args: list[Value]) -> Value | None:
@@ -3460,7 +3460,7 @@ class _Substitution(cst.CSTTransformer):
         return self.given.get(original_node.value, updated_node)
 
 
-_BUILTIN_NAMES = frozenset(dir(builtins))
+BUILTIN_NAMES = frozenset(dir(builtins))  # (also TL007: the calls that run no code of a package)
 _MAX_BASE_MODULES = 3  # modules read, base after base: whether a class is a torch module, what it inherits
 
 

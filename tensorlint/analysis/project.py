@@ -322,9 +322,10 @@ class Project:
         zero = False
         for path in dict.fromkeys(program):
             self.loaded.add(path)
-            if not _WORKERS_SETTING.search(self._text(path)):
+            text = self._text(path)  # (read from disk at each call)
+            if not _WORKERS_SETTING.search(text):
                 continue
-            values = _workers_settings(self._text(path))
+            values = _workers_settings(text)
             if values is None or False in values:
                 return False
             zero = zero or True in values

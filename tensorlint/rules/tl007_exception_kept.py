@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterator, Mapping
 from itertools import chain
 
 import libcst as cst
 
 from tensorlint.analysis import (
+    BUILTIN_NAMES,
     STORE_METHODS,
     Accumulation,
     Facts,
@@ -494,15 +494,12 @@ def _tries_call_only_own_code(facts: Facts, unit: Unit, handlers: tuple[cst.CSTN
         for call in (n for n in walk(block.body) if type(n) is cst.Call):
             name = callee_name(call)
             if type(call.func) is cst.Name:
-                known = name in own or (name in _BUILTINS and facts.imports.origin(name) is None)
+                known = name in own or (name in BUILTIN_NAMES and facts.imports.origin(name) is None)
             else:
                 known = name in own or name in STORE_METHODS
             if not known:
                 return False
     return True
-
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 # Packages whose code holds tensors: a module importing one is torch code.
