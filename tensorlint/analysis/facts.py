@@ -243,6 +243,8 @@ class Facts:
     reset_in_call: dict[int, frozenset[str]] = field(default_factory=dict)
     # id(nested function) -> at each call of it by its parent, the names the parent made afresh before it
     fresh_at_calls: dict[int, list[frozenset[str]]] = field(default_factory=dict)
+    # id(call of a method of `self`) -> the attributes its caller set afresh before it (`_Walker.rebound`)
+    rebound_at_calls: dict[int, frozenset[str]] = field(default_factory=dict)
     # Units that only set attributes, left unwalked until `names_at_end` or `resets` asks for
     # one: `walk_later` walks it then (flow.analyze sets both).
     deferred: dict[int, Unit] = field(default_factory=dict)
@@ -251,6 +253,9 @@ class Facts:
     # first (flow.analyze sets it: reading a module means analysing it).
     bases_elsewhere: Callable[[Facts, ClassInfo], Iterator[tuple[Facts, ClassInfo]]] | None = None
     attribute_cache: dict[tuple[int, str], Value] = field(default_factory=dict)
+    # id(unit) of the units the flow pass will walk and has not started: what they bind is not
+    # known yet (flow.attribute_value walks one ahead for the attributes it sets).
+    walks_pending: set[int] = field(default_factory=set)
     path: Path | None = None  # the file, when there is one: imports resolve from it
     project: Project | None = None  # the other modules of the project, loaded on demand
     # `utils.AverageMeter` -> its module's Facts and class: classes of instances made here

@@ -275,8 +275,18 @@ class _Walker:
         attribute = self_attribute(self.unit, expr)
         if attribute is None:
             return None
+        assigned_here = self.env.get(f"{self.unit.self_name}.{attribute}")
+        if assigned_here is not None:
+            return assigned_here  # `with torch.no_grad(): self.out = net(x)`, then `return self.out`
         assert self.unit.cls is not None
         return attribute_value(self.facts, self.unit.cls, attribute)
+
+    def items_of_self(self, container: cst.BaseExpression) -> Value | None:
+        attribute = self_attribute(self.unit, container)
+        if attribute is None:
+            return None
+        assert self.unit.cls is not None
+        return items_value(self.facts, self.unit.cls, attribute)
 
     def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
@@ -646,6 +656,7 @@ class _Walker:
         self._bind_params()
         node = self.unit.node
         if self.arguments is None:
+            self.facts.walks_pending.discard(id(self.unit))  # (its own reads of attributes it sets)
             self.data_comprehensions = self.facts.data_comprehensions.get(id(self.unit), set())
         if isinstance(node, cst.Lambda):
             self._effects(node.body)
@@ -1607,6 +1618,8 @@ class _Walker:
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
             self._setter_effects(node, target, value_expr)
+            if (attribute := self_attribute(self.unit, target)) is not None:
+                self.env[f"{self.unit.self_name}.{attribute}"] = value  # read back on this path
         elif type(target) is cst.Subscript:
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
@@ -1695,7 +1708,15 @@ class _Walker:
         """Whether `self.x = f(self.x)` (or `self.x += v`) folds into what this call already set the
         attribute to, outside loops (`self.emb = self.table(ids)`, then `self.emb = self.norm(self.emb)`):
         one call's graph, not a chain across calls (a loop's iterations: `iteration_fresh`)."""
-        return not self.loops and dotted_name(target) in self.rebound
+        name = dotted_name(target)
+        if self.loops:
+            return False
+        if name in self.rebound:
+            return True
+        # `self.x = x; self._normalize()` in forward, for the `self.x = f(self.x)` in `_normalize`:
+        # every repeating caller set it afresh before the call
+        at_calls = [self.facts.rebound_at_calls.get(id(call)) for call, _ in self.unit.call_sites]
+        return bool(at_calls) and all(rebound is not None and name in rebound for rebound in at_calls)
 
     def _written_with_graph(self, target: cst.Attribute) -> bool:
         """Whether this function already wrote a value with a graph to the attribute: that write
@@ -2130,6 +2151,11 @@ class _Walker:
     def _call(self, call: cst.Call) -> None:
         name = callee_name(call)
         recv = receiver(call)
+        if self._hands_over_self(call, recv):
+            # `self._step(batch)`, `callback.on_batch_end(self)`: what it sets on `self` is read anew
+            self.env = {k: v for k, v in self.env.items() if "." not in k}
+            if self.arguments is None and not self.loops:
+                self.facts.rebound_at_calls[id(call)] = frozenset(self.rebound)
         if self.loops and id(self.loops[-1].node) not in self.facts.graph_loops:
             made = evaluate(call, self)
             if made.graph and (self._runs_a_network(call) or not any(evaluate(a.value, self).graph for a in call.args)):
@@ -2530,6 +2556,16 @@ class _Walker:
         if self.returns_other or self.returned_elements is None:
             return None
         return tuple(self.returned_elements)
+
+    def _hands_over_self(self, call: cst.Call, recv: cst.BaseExpression | None) -> bool:
+        """Whether a call may set attributes of `self`: a method of `self` (or of `super()`), or
+        a call given `self`."""
+        own = self.unit.self_name
+        if own is None:
+            return False
+        if (type(recv) is cst.Name and recv.value == own) or (type(recv) is cst.Call and callee_name(recv) == "super"):
+            return True
+        return any(type(arg.value) is cst.Name and arg.value.value == own for arg in call.args)
 
     def _store_attribute(self, target: cst.Attribute, value: Value) -> None:
         """`obj.fn = closure`: it escapes with `obj`, unless the attribute is restored later in the
@@ -3216,7 +3252,8 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     joined = dict(a)
     for name, value in b.items():
         joined[name] = joined[name].join(value) if name in joined else value
-    return joined
+    # An attribute of `self` set on one path only is read as the class sets it anywhere.
+    return {name: value for name, value in joined.items() if "." not in name or (name in a and name in b)}
 
 
 def _inherits_a_layer(facts: Facts, cls: ClassInfo) -> bool:
@@ -3247,10 +3284,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     value = MODULE if any(attribute in c.module_attributes for c in classes) else UNKNOWN
     frozen_when_made = []  # `self.net = vgg16().eval().requires_grad_(False)`, per assignment
     for expr, unit in (pair for c in classes for pair in c.attribute_values.get(attribute, [])):
-        walker = _Walker(facts, unit)
-        walker._bind_params()
-        walker.env.update(facts.names_at_end(unit) or {})
-        assigned = evaluate(expr, walker)
+        assigned = _evaluated_in(facts, unit, expr)
         given = _unmoved(expr)
         if type(given) is cst.Name and unit.name == "__init__" and assigned.instance is None:
             # `self.model = model`, `self.criterion = criterion.cuda()`: an instance of the class
@@ -3274,6 +3308,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         instance=value.instance,
         frozen=frozen,
         requires_grad=value.requires_grad and not frozen,
+        graph=value.graph and not frozen,
     )
     if cls.is_record:  # a record handed around within a step: what the step writes in it, graph included
         value = value.join(_written_from_outside(facts, cls, attribute))
@@ -3281,16 +3316,43 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     return value
 
 
+def items_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
+    """What the assignments to `self.<attribute>[key]` anywhere in the class put in it: what
+    `self.state["loss"]` read in another method is (its tensors, their graph, their device)."""
+    key = (id(cls), f"{attribute}[]")
+    cached = facts.attribute_cache.get(key)
+    if cached is not None:
+        return cached
+    facts.attribute_cache[key] = UNKNOWN  # guards self.d[k] = self.d[j]
+    value = UNKNOWN
+    for expr, unit in (
+        pair for c in attribute_family(facts.index.classes, cls, attribute) for pair in c.item_values.get(attribute, [])
+    ):
+        item = _evaluated_in(facts, unit, expr)
+        value = value.join(Value(tensor=item.tensor, graph=item.graph, cuda=item.cuda))
+    facts.attribute_cache[key] = value
+    return value
+
+
+def _evaluated_in(facts: Facts, unit: Unit, expr: cst.BaseExpression) -> Value:
+    """What an expression of a unit is, with the names the unit has at its end."""
+    if id(unit) in facts.walks_pending and not unit.bindings.keys().isdisjoint(names_in(expr)):
+        # a method that the walk reaches later (`end_of_batch_log` above `batch_step`, which
+        # sets `self.batch_loss = loss`): walked now for its names, its events left to its own walk
+        _Walker(_scratch(facts), unit).run()
+    walker = _Walker(facts, unit)
+    walker._bind_params()
+    walker.env.update(facts.names_at_end(unit) or {})
+    return evaluate(expr, walker)
+
+
 def _written_from_outside(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     """What the module's code writes into a record's field from outside it: `self.state.loss =
     self._step(batch)` in a runner, for the `RunState` its callbacks read (`state.loss`)."""
     value = UNKNOWN
     for owner, written, unit in facts.index.foreign_writes.get(attribute, []):
-        walker = _Walker(facts, unit)
-        walker._bind_params()
-        walker.env.update(facts.names_at_end(unit) or {})
-        if evaluate(owner, walker).instance == cls.name:
-            value = value.join(evaluate(written, walker))
+        if _evaluated_in(facts, unit, owner).instance == cls.name:
+            value = value.join(_evaluated_in(facts, unit, written))
     return value
 
 
@@ -3952,6 +4014,7 @@ def _scratch(facts: Facts) -> Facts:
         walk_later=facts.walk_later,
         bases_elsewhere=facts.bases_elsewhere,
         attribute_cache=facts.attribute_cache,
+        walks_pending=facts.walks_pending,
         summaries=facts.summaries,
         path=facts.path,
         project=facts.project,
@@ -3993,6 +4056,7 @@ def analyze(
     later = {id(u) for u in known if any(a.call_sites for a in _units_around(u))}
     order = [u for u in known if id(u) not in later] + _callers_first([u for u in known if id(u) in later])
     position_of = {id(unit): position for position, unit in enumerate(known)}
+    facts.walks_pending.update(id(unit) for unit, walks in zip(known, walked, strict=True) if walks)
     for unit in order:
         if walked[position_of[id(unit)]]:
             _Walker(facts, unit).run()
