@@ -281,12 +281,16 @@ class _Walker:
         assert self.unit.cls is not None
         return attribute_value(self.facts, self.unit.cls, attribute)
 
-    def items_of_self(self, container: cst.BaseExpression) -> Value | None:
-        attribute = self_attribute(self.unit, container)
-        if attribute is None:
+    def items_of_attribute(self, container: cst.BaseExpression) -> Value | None:
+        if type(container) is not cst.Attribute:
             return None
-        assert self.unit.cls is not None
-        return items_value(self.facts, self.unit.cls, attribute)
+        attribute = self_attribute(self.unit, container)
+        if attribute is not None:
+            assert self.unit.cls is not None
+            return items_value(self.facts, self.unit.cls, attribute)
+        owner = evaluate(container.value, self)  # `engine.state["loss"]`, of a class the code shows
+        known = self.facts.class_of(owner.instance) if owner.instance else None
+        return items_value(*known, container.attr.value) if known is not None else None
 
     def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
         known = self.facts.class_of(owner.instance) if owner.instance else None
@@ -2029,6 +2033,7 @@ class _Walker:
                         _fixed_collection(loop.node.iter, self.unit)
                         or _names_a_state_dict(loop.node.iter, self.unit)  # a model's parameter names
                         or (module_output_keys and self._keys_of_module_output(loop.node.iter))
+                        or self._made_from_own_state(loop.node.iter)
                     )
                 )
                 # the object's own groups, each trained in turn (`for group in self.group_keys:
@@ -2058,6 +2063,20 @@ class _Walker:
             for position, p in enumerate(self.unit.argument_params)
             if p.name.value in read and p.name.value not in params
         )
+
+    def _made_from_own_state(self, iterable: cst.BaseExpression) -> bool:
+        """`self.names()`, `_sync(self.names())`: what the object's own state gives, the same names
+        on every call (the statistics it collects, not the call's inputs)."""
+        if self_attribute(self.unit, iterable) is not None:
+            return True
+        if type(iterable) is not cst.Call:
+            return False
+        if not iterable.args:
+            func = iterable.func  # `self.names()`
+            return (
+                type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == self.unit.self_name
+            )
+        return all(self._made_from_own_state(arg.value) for arg in iterable.args)
 
     def _views_own_dict(self, iterable: cst.BaseExpression) -> bool:
         """`self.groups.items()`: a view of a dict the object keeps, whose keys are its own."""

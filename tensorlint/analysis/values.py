@@ -466,9 +466,9 @@ class Scope(Protocol):
         """The value of `self.x`, when `expr` is an attribute of the method's `self`."""
         ...
 
-    def items_of_self(self, container: cst.BaseExpression) -> Value | None:
-        """What `self.x[key] = value` puts in `self.x`, when `container` is an attribute of the
-        method's `self`."""
+    def items_of_attribute(self, container: cst.BaseExpression) -> Value | None:
+        """What `self.x[key] = value` puts in `self.x`, when `container` is that attribute of the
+        method's `self` or of an instance of a project class the code shows."""
         ...
 
     def attribute_of_instance(self, owner: Value, name: str) -> Value | None:
@@ -545,7 +545,7 @@ def evaluate(expr: cst.BaseExpression, scope: Scope) -> Value:
             # `meters["loss"]` of `{"loss": Meter()}`: a container's values stand for its items;
             # those of an instance of a dict's subclass are what its methods put in it
             return scope.item_of_instance(base) or base
-        if not base.tensor and (items := scope.items_of_self(expr.value)) is not None:
+        if not base.tensor and (items := scope.items_of_attribute(expr.value)) is not None:
             return items  # `self.state["loss"]` after `self.state["loss"] = loss` in another method
         return _derived(base, scope) if base.tensor else UNKNOWN
     if type(expr) is cst.BinaryOperation:
