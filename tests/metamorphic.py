@@ -1591,6 +1591,55 @@ def _assigned_in(node: cst.CSTNode) -> set[str]:
     return names
 
 
+# --- 11. the order of definitions -----------------------------------------------------------------
+
+
+def reverse_definition_order(fixture: Fixture) -> cst.Module | None:
+    """The methods of each class in reverse order, and each run of module functions with nothing
+    between them: every one is bound before any of them runs. Not where a statement among them or a
+    decorator reads one's name (`__call__ = forward`, `@value.setter`)."""
+
+    class Reverse(cst.CSTTransformer):
+        def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+            body = updated_node.body.body
+            slots = [i for i, statement in enumerate(body) if isinstance(statement, cst.FunctionDef)]
+            return updated_node.with_changes(body=updated_node.body.with_changes(body=_reversed(body, slots)))
+
+        def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+            body = list(updated_node.body)
+            runs: list[list[int]] = []
+            for i, statement in enumerate(body):
+                if not isinstance(statement, cst.FunctionDef):
+                    continue
+                if runs and runs[-1][-1] == i - 1:
+                    runs[-1].append(i)
+                else:
+                    runs.append([i])
+            for run in runs:
+                body = _reversed(body, run)
+            return updated_node.with_changes(body=body)
+
+    return fixture.module.visit(Reverse())
+
+
+def _reversed(body: Sequence[cst.BaseStatement], slots: list[int]) -> list[cst.BaseStatement]:
+    """The body with the functions at `slots` in reverse order, where nothing there reads their names."""
+    functions = [body[i] for i in slots]
+    names = {f.name.value for f in functions if isinstance(f, cst.FunctionDef)}
+    readers = [s for i, s in enumerate(body) if i not in slots]
+    readers += [d for f in functions if isinstance(f, cst.FunctionDef) for d in f.decorators]
+    if len(slots) < 2 or any(names & _names_read(reader) for reader in readers):
+        return list(body)
+    reordered = list(body)
+    for slot, function in zip(slots, reversed(functions), strict=True):
+        reordered[slot] = function
+    return reordered
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in [node, *_walk(node)] if isinstance(n, cst.Name)}
+
+
 # ---------------------------------------------------------------------------------------------
 # The registry, and the invariance table
 
@@ -1614,6 +1663,7 @@ TRANSFORMATIONS = (
     Transformation("store_in_hook_bound_method", store_in_hook_bound_method),
     Transformation("loop_body_to_training_step", loop_body_to_training_step),
     Transformation("loop_body_to_step_function", loop_body_to_step_function),
+    Transformation("reverse_definition_order", reverse_definition_order),
 )
 
 
