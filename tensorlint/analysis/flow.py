@@ -1894,6 +1894,8 @@ class _Walker:
             self.env[target.value] = Value(
                 tensor=joined.tensor, graph=joined.graph and self.grad_enabled, scalar=joined.scalar
             )
+        elif (attribute := self_attribute(self.unit, target)) is not None:
+            self.env.pop(f"{self.unit.self_name}.{attribute}", None)  # `self.total += loss`: as the class sets it
 
     def _bind(self, target: cst.BaseExpression, value: Value, *, drops_graph: bool = False) -> None:
         if type(target) is cst.Name:
