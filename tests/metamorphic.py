@@ -1596,8 +1596,8 @@ def _assigned_in(node: cst.CSTNode) -> set[str]:
 
 def reverse_definition_order(fixture: Fixture) -> cst.Module | None:
     """The methods of each class in reverse order, and each run of module functions with nothing
-    between them: every one is bound before any of them runs. Not where a statement among them or a
-    decorator reads one's name (`__call__ = forward`, `@value.setter`)."""
+    between them: every one is bound before any of them runs. Not where a statement among them, a
+    decorator, a default or an annotation reads one's name (`__call__ = forward`, `@value.setter`)."""
 
     class Reverse(cst.CSTTransformer):
         def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
@@ -1627,7 +1627,9 @@ def _reversed(body: Sequence[cst.BaseStatement], slots: list[int]) -> list[cst.B
     functions = [body[i] for i in slots]
     names = {f.name.value for f in functions if isinstance(f, cst.FunctionDef)}
     readers = [s for i, s in enumerate(body) if i not in slots]
+    # what a `def` runs when it runs: its decorators, defaults and annotations
     readers += [d for f in functions if isinstance(f, cst.FunctionDef) for d in f.decorators]
+    readers += [part for f in functions if isinstance(f, cst.FunctionDef) for part in (f.params, f.returns) if part]
     if len(slots) < 2 or any(names & _names_read(reader) for reader in readers):
         return list(body)
     reordered = list(body)
