@@ -275,7 +275,7 @@ class _Walker:
         attribute = self_attribute(self.unit, expr)
         if attribute is None:
             return None
-        assigned_here = self.env.get(f"{self.unit.self_name}.{attribute}")
+        assigned_here = self.env.get(self._attribute_key(attribute))
         if assigned_here is not None:
             return assigned_here  # `with torch.no_grad(): self.out = net(x)`, then `return self.out`
         assert self.unit.cls is not None
@@ -1623,7 +1623,7 @@ class _Walker:
             self._store_attribute(target, value)
             self._setter_effects(node, target, value_expr)
             if (attribute := self_attribute(self.unit, target)) is not None:
-                self.env[f"{self.unit.self_name}.{attribute}"] = value  # read back on this path
+                self.env[self._attribute_key(attribute)] = value  # read back on this path
         elif type(target) is cst.Subscript:
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
@@ -1895,7 +1895,7 @@ class _Walker:
                 tensor=joined.tensor, graph=joined.graph and self.grad_enabled, scalar=joined.scalar
             )
         elif (attribute := self_attribute(self.unit, target)) is not None:
-            self.env.pop(f"{self.unit.self_name}.{attribute}", None)  # `self.total += loss`: as the class sets it
+            self.env.pop(self._attribute_key(attribute), None)  # `self.total += loss`: as the class sets it
 
     def _bind(self, target: cst.BaseExpression, value: Value, *, drops_graph: bool = False) -> None:
         if type(target) is cst.Name:
@@ -2577,6 +2577,11 @@ class _Walker:
         if self.returns_other or self.returned_elements is None:
             return None
         return tuple(self.returned_elements)
+
+    def _attribute_key(self, attribute: str) -> str:
+        """The name under which the walk holds `self.<attribute>` as set on this path: dotted, so
+        never a variable's (a call that may change it drops every dotted name)."""
+        return f"{self.unit.self_name}.{attribute}"
 
     def _hands_over_self(self, call: cst.Call, recv: cst.BaseExpression | None) -> bool:
         """Whether a call may set attributes of `self`: a method of `self` (or of `super()`), or
@@ -3305,7 +3310,7 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     value = MODULE if any(attribute in c.module_attributes for c in classes) else UNKNOWN
     frozen_when_made = []  # `self.net = vgg16().eval().requires_grad_(False)`, per assignment
     for expr, unit in (pair for c in classes for pair in c.attribute_values.get(attribute, [])):
-        assigned = _evaluated_in(facts, unit, expr)
+        assigned = evaluate(expr, _walker_at_end(facts, unit, expr))
         given = _unmoved(expr)
         if type(given) is cst.Name and unit.name == "__init__" and assigned.instance is None:
             # `self.model = model`, `self.criterion = criterion.cuda()`: an instance of the class
@@ -3349,22 +3354,22 @@ def items_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
     for expr, unit in (
         pair for c in attribute_family(facts.index.classes, cls, attribute) for pair in c.item_values.get(attribute, [])
     ):
-        item = _evaluated_in(facts, unit, expr)
+        item = evaluate(expr, _walker_at_end(facts, unit, expr))
         value = value.join(Value(tensor=item.tensor, graph=item.graph, cuda=item.cuda))
     facts.attribute_cache[key] = value
     return value
 
 
-def _evaluated_in(facts: Facts, unit: Unit, expr: cst.BaseExpression) -> Value:
-    """What an expression of a unit is, with the names the unit has at its end."""
-    if id(unit) in facts.walks_pending and not unit.bindings.keys().isdisjoint(names_in(expr)):
+def _walker_at_end(facts: Facts, unit: Unit, *exprs: cst.BaseExpression) -> _Walker:
+    """A walker of the unit holding the names it has at its end, to evaluate its `exprs` in."""
+    if id(unit) in facts.walks_pending and any(not unit.bindings.keys().isdisjoint(names_in(e)) for e in exprs):
         # a method that the walk reaches later (`end_of_batch_log` above `batch_step`, which
         # sets `self.batch_loss = loss`): walked now for its names, its events left to its own walk
         _Walker(_scratch(facts), unit).run()
     walker = _Walker(facts, unit)
     walker._bind_params()
     walker.env.update(facts.names_at_end(unit) or {})
-    return evaluate(expr, walker)
+    return walker
 
 
 def _written_from_outside(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
@@ -3372,8 +3377,9 @@ def _written_from_outside(facts: Facts, cls: ClassInfo, attribute: str) -> Value
     self._step(batch)` in a runner, for the `RunState` its callbacks read (`state.loss`)."""
     value = UNKNOWN
     for owner, written, unit in facts.index.foreign_writes.get(attribute, []):
-        if _evaluated_in(facts, unit, owner).instance == cls.name:
-            value = value.join(_evaluated_in(facts, unit, written))
+        walker = _walker_at_end(facts, unit, owner, written)
+        if evaluate(owner, walker).instance == cls.name:
+            value = value.join(evaluate(written, walker))
     return value
 
 
