@@ -34,7 +34,7 @@ from tensorlint.analysis.facts import (
     root_name,
     tensor_keyed,
 )
-from tensorlint.analysis.flow import BUILTIN_NAMES, analyze, annotated_plain, attribute_value
+from tensorlint.analysis.flow import BUILTIN_NAMES, analyze, annotated_plain, attribute_value, cuda_work_in
 from tensorlint.analysis.index import (
     MODULE_HOOK_REGISTRATIONS,
     TENSOR_HOOK_REGISTRATIONS,
@@ -146,6 +146,7 @@ __all__ = [
     "carried_names",
     "carried_states",
     "contains",
+    "cuda_work_in",
     "declared_container",
     "dotted_name",
     "first_iteration_calls",

@@ -151,6 +151,7 @@ from tensorlint.analysis.values import (
     is_model_name,
     is_torch_module_class,
     names_a_count,
+    spatial_sizes,
     names_a_log,
     names_a_loss_value,
     names_integer_field,
@@ -826,6 +827,7 @@ class _Walker:
             elif Role.FORWARD in unit.roles:
                 # In training, what forward is given is an activation: it carries the graph before it.
                 is_tensor = _forward_param_is_tensor(param, words) and name not in unit.list_evidence
+                is_tensor = is_tensor and name not in spatial_sizes([p.name.value for p in params])
                 integers = is_index_name(name) or names_integer_field(name)
                 indices = integers and not any("Float" in word for word in words)
                 value = (TENSOR if indices else GRAPH) if is_tensor else UNKNOWN
@@ -1562,6 +1564,8 @@ class _Walker:
             if type(value_expr) is cst.Name and len(bound := self.unit.bindings.get(value_expr.value, [])) == 1:
                 made_by = bound[0]  # `scored = self._score(x)`, then `nll, n = scored`
             elements = self.summarized_elements(made_by) if type(made_by) is cst.Call else None
+            # `x, H, W = stage(x, H, W)`: a stage's output and the image's new height and width
+            sizes = spatial_sizes([e.value.value for e in target.elements if type(e.value) is cst.Name])
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
@@ -1577,10 +1581,8 @@ class _Walker:
                     known = TENSOR if value.graph and _names_an_accuracy(element.value) else value
                     self._bind(element.value, known_elements.get(position, known))
             elif value.graph and (
-                any(
-                    _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value)
-                    for e in target.elements
-                )
+                any(_names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value) for e in target.elements)
+                or sizes
                 or _rewards_beside_a_loss(target, value_expr)
             ):
                 for element in target.elements:
@@ -1589,7 +1591,7 @@ class _Walker:
                     # `loss, kl, word_acc = model(batch)`: an accuracy is counted from comparisons;
                     # `loss, chosen_rewards, rejected_rewards = self._loss_fn(...)`: a preference
                     # loss's rewards are reported detached (DPO's, in TRL, torchtune, OpenRLHF)
-                    if _names_a_count(element.value):
+                    if _names_a_count(element.value) or (type(element.value) is cst.Name and element.value.value in sizes):
                         self._bind(element.value, SCALAR)
                     elif _names_an_accuracy(element.value) or (
                         _names_a_reward(element.value) and _rewards_beside_a_loss(target, value_expr)
@@ -3370,6 +3372,14 @@ def _walker_at_end(facts: Facts, unit: Unit, *exprs: cst.BaseExpression) -> _Wal
     walker._bind_params()
     walker.env.update(facts.names_at_end(unit) or {})
     return walker
+
+
+def cuda_work_in(facts: Facts, unit: Unit) -> list[CudaWork]:
+    """The CUDA work of a unit, by a walk of it now (its own walk records none where the pass did
+    not walk it: an `__init__` that only sets attributes)."""
+    scratch = _scratch(facts)
+    _Walker(scratch, unit).run()
+    return scratch.cuda_work
 
 
 def _written_from_outside(facts: Facts, cls: ClassInfo, attribute: str) -> Value:

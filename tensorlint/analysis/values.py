@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, cast
 
@@ -359,6 +359,20 @@ def names_a_count(name: str) -> bool:
         or lowered in ("lengths", "lens", "ntokens", "nsentences", "nsamples")
         or (qualifier in ("tot", "total") and counted in _COUNTED_THINGS)  # icefall's `tot_frames`
     )
+
+
+def spatial_sizes(names: Sequence[str]) -> set[str]:
+    """The names among siblings (a tuple's targets, a function's parameters) that are an image's
+    height and width, Python ints: `x, H, W = stage(x, H, W)`, `forward(self, x, Wh, Ww)`. Only as
+    a pair: alone, `H` is as often a hidden state and `W` a weight matrix."""
+    heights = {n for n in names if n in _HEIGHT_NAMES}
+    widths = {n for n in names if n in _WIDTH_NAMES}
+    return heights | widths if heights and widths else set()
+
+
+# As vision code spells them, case and all (`h` and `w` are also a hidden state and a weight).
+_HEIGHT_NAMES = frozenset(["H", "Hp", "Wh", "H_", "Ht", "height", "img_h", "feat_h"])
+_WIDTH_NAMES = frozenset(["W", "Wp", "Ww", "W_", "Wt", "width", "img_w", "feat_w"])
 
 
 # What a total counts, not sums: `total_tokens`, `tot_frames` (unlike `total_loss`).

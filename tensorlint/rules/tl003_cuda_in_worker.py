@@ -6,7 +6,18 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tensorlint.analysis import CudaWork, Facts, Role, Unit, argument, callee_name, with_keyword, without_argument
+from tensorlint.analysis import (
+    CudaWork,
+    Facts,
+    Role,
+    Unit,
+    argument,
+    callee_name,
+    cuda_work_in,
+    lineage,
+    with_keyword,
+    without_argument,
+)
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
 
 
@@ -145,7 +156,7 @@ class CudaInWorker(Rule):
     def check(self, facts: Facts) -> Iterator[Report]:
         for work in facts.cuda_work:
             worker = work.unit.worker_unit()
-            if worker is None or _main_process_elsewhere(facts, worker):
+            if worker is None or _main_process_elsewhere(facts, worker) or _built_for_the_main_process(facts, worker):
                 continue
             yield Report(
                 work.node,
@@ -165,6 +176,21 @@ def _main_process_elsewhere(facts: Facts, worker: Unit) -> bool:
         return False  # (a loader of this file with workers runs it too)
     loaders = facts.project.loaders_elsewhere(facts.path, worker.run_elsewhere_as)
     return bool(loaders) and not any(loaders)
+
+
+def _built_for_the_main_process(facts: Facts, worker: Unit) -> bool:
+    """A dataset that no loader of this file runs and whose `__init__` sets up CUDA itself
+    (`self.stream = torch.cuda.Stream()`, tensors made on the device): it is made in the process
+    that trains, and a forked worker could not use it, so the CUDA work of its item methods is
+    by design."""
+    if worker.run_elsewhere_as is None or worker.loaders or worker.cls is None:
+        return False
+    for cls in lineage(facts.index.classes, worker.cls):
+        init = cls.methods.get("__init__")
+        unit = facts.index.method_units.get(id(init)) if init is not None else None
+        if unit is not None and cuda_work_in(facts, unit):
+            return True
+    return False
 
 
 def _fix(work: CudaWork, worker: Unit) -> NodeFix | None:
