@@ -337,9 +337,13 @@ def is_model_name(name: str) -> bool:
 def names_a_log(name: str) -> bool:
     """The record of numbers a step reports beside its loss: `loss, log_vars = model(x)`,
     `loss, sample_size, logging_output = criterion(model, sample)`, ESPnet's and icefall's
-    `loss, stats, weight = model(...)` (`stats_g`, `stats_d` of a GAN's two passes)."""
+    `loss, stats, weight = model(...)` (`stats_g`, `stats_d` of a GAN's two passes), and
+    Megatron's `loss, loss_reduced = loss_func(output)`: the loss averaged over the data-parallel
+    ranks for the log (`torch.distributed` reductions are not recorded by autograd, so the copy
+    reduced is taken detached)."""
     lowered = name.lower()
-    return lowered in _LOG_NAMES or lowered.split("_")[0] == "stats"
+    words = lowered.split("_")
+    return lowered in _LOG_NAMES or words[0] == "stats" or "reduced" in words
 
 
 _LOG_NAMES = frozenset(["log", "logs", "log_dict", "log_vars", "logging_output", "logging_outputs", "log_info",
