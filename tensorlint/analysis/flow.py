@@ -30,6 +30,7 @@ from tensorlint.analysis.facts import (
     Collected,
     CudaWork,
     Facts,
+    Flagged,
     Loop,
     Store,
     Summary,
@@ -151,7 +152,6 @@ from tensorlint.analysis.values import (
     is_model_name,
     is_torch_module_class,
     names_a_count,
-    spatial_sizes,
     names_a_log,
     names_a_loss_value,
     names_integer_field,
@@ -159,6 +159,7 @@ from tensorlint.analysis.values import (
     number_guard,
     on_the_device,
     passed_through,
+    spatial_sizes,
     tensor_guard,
     text_key,
 )
@@ -222,6 +223,10 @@ class _Walker:
         self.has_returned = False
         self.returned_elements: list[Value] | None = None  # per position, while every return is a tuple
         self.returns_other = False  # a return that is not a tuple display of that length
+        # When summarising: the flags (`if return_images:`) around the statement, and each return
+        # with the flags it runs under (`Summary.flagged_plain`).
+        self.flags_now: list[tuple[str, bool]] = []
+        self.flagged: list[Flagged] = []
         self.tensor_hooks: list[tuple[cst.CSTNode, str]] = []  # (closure, the local tensor it hooks)
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
@@ -390,7 +395,10 @@ class _Walker:
         or numbers: that, not a module's output with its graph. Only where `forward` says so in
         its own code (`.detach()`, `.item()`, `no_grad`): a value the summary merely cannot follow
         is no evidence."""
-        known = self._method_of(call.func, "forward")
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value in ("forward", "__call__"):
+            func = func.value  # `trainer.forward(images)`: the module called, spelled out
+        known = self._method_of(func, "forward")
         if known is None or not drops_graph(known[1]):
             return None
         results = self._summarized_by(*known, call, args, elements=False)
@@ -421,6 +429,10 @@ class _Walker:
         summary = summary_of(facts, target)
         given_graph = summary.elements_given_graph if elements else (summary.returns_given_graph,)
         plain = summary.elements_plain if elements else (summary.returns_plain,)
+        if summary.flags and (known := _flags_at(call, target, self.unit, summary.flags)):
+            # `trainer.forward(images)` with `return_images=False`: only the returns it reaches
+            given_graph = _flagged_returns(summary.flagged_given_graph, known, elements)
+            plain = _flagged_returns(summary.flagged_plain, known, elements)
         if given_graph is None or plain is None:
             return None
         if any(a.graph or a.requires_grad for a in args):  # (what it computes from a leaf has a graph)
@@ -961,8 +973,10 @@ class _Walker:
             self._statements(block.body)
 
     def _statements(self, statements: Sequence[cst.BaseStatement]) -> None:
+        flags_before = len(self.flags_now)
         for statement in statements:
             self._statement(statement)
+        del self.flags_now[flags_before:]  # (`if not flag: return x` flags the rest of its block)
 
     def _statement(self, statement: cst.BaseStatement) -> None:
         self.call_values.clear()  # names and the grad mode change between statements
@@ -981,7 +995,11 @@ class _Walker:
             numbered = number_guard(statement.test)
             if numbered is not None and numbered[1]:
                 self.env[numbered[0]] = SCALAR  # `if isinstance(value, (int, float)):` a number here
+            flag = self._flag_tested(statement.test)
+            self.flags_now += [flag] if flag else []
             self._block(statement.body)
+            if flag:
+                self.flags_now.pop()
             after_body, self.env = self.env, before
             grad_after_body, self.grad_enabled = self.grad_enabled, grad_before
             fresh_after_body, self.fresh = self.fresh, fresh
@@ -991,11 +1009,14 @@ class _Walker:
                 self.env[guarded[0]] = UNKNOWN
             if numbered is not None and not numbered[1] and statement.orelse is not None:
                 self.env[numbered[0]] = SCALAR  # the `else` of `if not isinstance(value, float):`
+            self.flags_now += [(flag[0], not flag[1])] if flag else []
             if statement.orelse is not None:
                 if type(statement.orelse) is cst.If:
                     self._statement(statement.orelse)
                 else:
                     self._block(statement.orelse.body)
+            if flag and (statement.orelse is not None or not _leaves(statement.body)):
+                self.flags_now.pop()  # (after `if flag: return a`, the rest of the block runs without it)
             if not _leaves(statement.body):  # `if hasattr(v, "item"): return v.item()`: only the other path goes on
                 self.env = _join_env(after_body, self.env)
             self.grad_enabled = self.grad_enabled or grad_after_body  # on after the `if` where either path left it on
@@ -1581,7 +1602,10 @@ class _Walker:
                     known = TENSOR if value.graph and _names_an_accuracy(element.value) else value
                     self._bind(element.value, known_elements.get(position, known))
             elif value.graph and (
-                any(_names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value) for e in target.elements)
+                any(
+                    _names_a_count(e.value) or _names_a_log(e.value) or _names_an_accuracy(e.value)
+                    for e in target.elements
+                )
                 or sizes
                 or _rewards_beside_a_loss(target, value_expr)
             ):
@@ -1591,7 +1615,9 @@ class _Walker:
                     # `loss, kl, word_acc = model(batch)`: an accuracy is counted from comparisons;
                     # `loss, chosen_rewards, rejected_rewards = self._loss_fn(...)`: a preference
                     # loss's rewards are reported detached (DPO's, in TRL, torchtune, OpenRLHF)
-                    if _names_a_count(element.value) or (type(element.value) is cst.Name and element.value.value in sizes):
+                    if _names_a_count(element.value) or (
+                        type(element.value) is cst.Name and element.value.value in sizes
+                    ):
                         self._bind(element.value, SCALAR)
                     elif _names_an_accuracy(element.value) or (
                         _names_a_reward(element.value) and _rewards_beside_a_loss(target, value_expr)
@@ -2562,9 +2588,12 @@ class _Walker:
             values = list(passed_on)
         elif type(value) is not cst.Tuple or any(type(e) is cst.StarredElement for e in value.elements):
             self.returns_other = True
-            return evaluate(value, self)
+            returned = evaluate(value, self)
+            self.flagged.append(Flagged(frozenset(self.flags_now), returned, None))
+            return returned
         else:
             values = [evaluate(element.value, self) for element in value.elements]
+        self.flagged.append(Flagged(frozenset(self.flags_now), _join_values(values), tuple(values)))
         if self.returned_elements is None:
             self.returned_elements = values
         elif len(values) == len(self.returned_elements):
@@ -2572,6 +2601,19 @@ class _Walker:
         else:
             self.returns_other = True
         return _join_values(values)  # what `evaluate` makes of a tuple display, its elements joined
+
+    def _flag_tested(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """`return_images` or `not return_images` where the function being summarised has that
+        parameter with a `True`/`False` default and never rebinds it: (its name, the value the
+        body runs under)."""
+        if self.arguments is None or type(self.unit.node) is not cst.FunctionDef:
+            return None
+        wanted = True
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, wanted = test.expression, False
+        if type(test) is not cst.Name or test.value in self.unit.bindings or test.value in self.unit.augmented:
+            return None
+        return (test.value, wanted) if test.value in flag_parameters(self.unit) else None
 
     @property
     def elements(self) -> tuple[Value, ...] | None:
@@ -3108,6 +3150,90 @@ def _forward_updates_without_grad(facts: Facts, cls: ClassInfo, depth: int = 0) 
 
 def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
     return [node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While]
+
+
+def flag_parameters(unit: Unit) -> dict[str, tuple[int, bool]]:
+    """A function's parameters that a caller sets to switch what it does (`return_images=False`):
+    each one's position among the arguments and its default, `True` or `False` as written."""
+    found: dict[str, tuple[int, bool]] = {}
+    for position, param in enumerate(unit.argument_params):
+        default = literal_bool(param.default) if param.default is not None else None
+        if default is not None:
+            found[param.name.value] = (position, default)
+    return found
+
+
+def _flags_at(call: cst.Call, target: Unit, caller: Unit, flags: dict[str, tuple[int, bool]]) -> dict[str, bool]:
+    """The value of each flag at a call, where the call shows it: a literal passed, or the default
+    where nothing can pass it (no `*args`, and a `**mapping` only of a dict whose keys the caller
+    writes as literals and that lacks the flag's name)."""
+    if any(arg.star == "*" for arg in call.args):
+        return {}
+    given = arguments_by_position(call, target)
+    mappings = [arg.value for arg in call.args if arg.star == "**"]
+    known: dict[str, bool] = {}
+    for name, (position, default) in flags.items():
+        if position in given:
+            value = literal_bool(given[position])
+            if value is not None:
+                known[name] = value
+        elif not any({name, "*"} & _keys_written(mapping, caller) for mapping in mappings):
+            known[name] = default
+    return known
+
+
+def _keys_written(mapping: cst.BaseExpression, unit: Unit) -> set[str]:
+    """The keys of `forward_params` for `f(**forward_params)`: a local made as `{}` (or a display of
+    string keys), filled only by `forward_params["text"] = ...` and handed to no other call;
+    `{"*"}`, any name, when that is not so."""
+    everything = {"*"}
+    if type(mapping) is not cst.Name:
+        return everything
+    name = mapping.value
+    made = unit.bindings.get(name, [])
+    if not made or any(type(value) is not cst.Dict for value in made) or name in unit.augmented:
+        return everything
+    keys: set[str] = set()
+    for element in (e for value in made for e in cast(cst.Dict, value).elements):
+        key = string_value(element.key) if type(element) is cst.DictElement else None
+        if key is None:
+            return everything
+        keys.add(key)
+    for node in walk(unit.node):
+        if type(node) is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
+            index = node.slice[0].slice if len(node.slice) == 1 else None
+            key = string_value(index.value) if type(index) is cst.Index else None
+            if key is None:
+                return everything
+            keys.add(key)
+        elif type(node) is cst.Call and (
+            any(not arg.star and type(arg.value) is cst.Name and arg.value.value == name for arg in node.args)
+            or (
+                type(node.func) is cst.Attribute and type(node.func.value) is cst.Name and node.func.value.value == name
+            )
+        ):
+            return everything  # `fill(forward_params)`, `forward_params.update(...)`: keys written elsewhere
+    return keys
+
+
+def _flagged_returns(
+    summary_returns: tuple[Flagged, ...], known: dict[str, bool], elements: bool
+) -> tuple[Value, ...] | None:
+    """What the returns that the call's flags reach give (`_summarized_by`), joined."""
+    reached = [r for r in summary_returns if all(known.get(name, value) == value for name, value in r.flags)]
+    if not reached:
+        return None
+    if not elements:
+        return (_joined([r.value for r in reached]),)
+    shapes = {len(r.elements) if r.elements is not None else None for r in reached}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    return tuple(_joined(list(position)) for position in zip(*(r.elements or () for r in reached), strict=True))
+
+
+def _joined(values: list[Value]) -> Value:
+    """What one of the values is: the first joined with the others (a single value as it is)."""
+    return reduce(Value.join, values)
 
 
 def _leaves(block: cst.BaseSuite) -> bool:
@@ -3839,6 +3965,8 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
                     for_the_run.add(params.index(source))
     returns_plain, elements_plain = _as_annotated(unit, plain.returns, plain.elements)
     returns_given_graph, elements_given_graph = _as_annotated(unit, given_graph.returns, given_graph.elements)
+    # (an annotated return says what every call gets: `_as_annotated`)
+    flagged = any(r.flags for r in plain.flagged) and unit.node.returns is None
     return Summary(
         keeps,
         appends_into,
@@ -3853,6 +3981,9 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         frozenset(for_the_run),
         copies,
         _captured_kept(scratch, given_graph, params),
+        tuple(plain.flagged) if flagged else (),
+        tuple(given_graph.flagged) if flagged else (),
+        flag_parameters(unit) if flagged else {},
     )
 
 
