@@ -62,7 +62,10 @@ class CudaInWorker(Rule):
     making the dataset imports and hands it to, `Trainer(model, CharDataset(text), config)`; a
     loader's `num_workers=config.num_workers` counts as 0 where the program around its module, the
     modules importing it and those they import, sets the setting to a literal `0` and nothing
-    else, and no option, config key or settings file of the project names it), a function named
+    else, and no option, config key or settings file of the project names it), a dataset that no
+    loader of its file runs and whose `__init__` sets up CUDA itself (`torch.cuda.Stream()`, tensors
+    made on the device: it is made in the process that trains, and a forked worker could not use
+    it), a function named
     like `worker_init` that the file passes to a process pool instead
     (`ProcessPoolExecutor(initializer=_worker_init)`), a helper's `device="cuda"` default when every call
     of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`
