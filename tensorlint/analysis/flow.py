@@ -1590,6 +1590,10 @@ class _Walker:
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
+            elif len(target.elements) == 3 and self._exc_info(value_expr):
+                # `_, e, tb = sys.exc_info()`: the exception and its traceback keep the frames
+                for element, known in zip(target.elements, (UNKNOWN, EXCEPTION, EXCEPTION), strict=True):
+                    self._bind(element.value, known)
             elif len(target.elements) == 2 and _values_and_indices(value_expr):
                 # `top, idx = torch.topk(s, k)`: the values keep the input's graph, the indices are integers
                 self._bind(target.elements[0].value, value)
@@ -2601,6 +2605,9 @@ class _Walker:
         else:
             self.returns_other = True
         return _join_values(values)  # what `evaluate` makes of a tuple display, its elements joined
+
+    def _exc_info(self, expr: cst.BaseExpression) -> bool:
+        return type(expr) is cst.Call and self.imports.qualify(expr.func) == "sys.exc_info"
 
     def _flag_tested(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """`return_images` or `not return_images` where the function being summarised has that

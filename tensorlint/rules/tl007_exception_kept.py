@@ -12,6 +12,7 @@ from tensorlint.analysis import (
     STORE_METHODS,
     Accumulation,
     Facts,
+    Imports,
     Place,
     Store,
     Unit,
@@ -197,9 +198,9 @@ class ExceptionKept(Rule):
         records = {name for name, cls in facts.index.classes.items() if cls.is_record}
         plain = _plain_python(facts)
         for unit in facts.index.units:
-            if not unit.has_try:
+            saved = _saved_exceptions(unit, facts.imports)
+            if not (unit.has_try or saved):
                 continue  # only code in an `except` block, or a name it saved the exception in, holds one
-            saved = _saved_exceptions(unit)
             yield from _returned_in_records(unit, saved, records)
             stores = chain(placed(unit, cst.Call), placed(unit, cst.Assign), placed(unit, cst.AugAssign))
             for node, place in stores:
@@ -215,8 +216,9 @@ class ExceptionKept(Rule):
                 kept = _kept_exception(value, names, records, unit.bindings)
                 if kept is None or (not place.handlers and _converted_before(facts, unit, kept, node)):
                     continue
-                if plain and _tries_call_only_own_code(facts, unit, place.handlers[-1:]):
+                if plain and place.handlers and _tries_call_only_own_code(facts, unit, place.handlers[-1:]):
                     continue  # the traceback's frames are this module's, which holds no tensor
+                # (one from `sys.exc_info()` was raised in the caller's code: any frames, tensors included)
                 lifetime = None
                 if type(container) is cst.Attribute and type(node) is not cst.AugAssign and not added:
                     # `result.error = e` on a record that a container then keeps; `self.last_error = e`:
@@ -413,13 +415,21 @@ def _exception_names(place: Place) -> set[str]:
     return names
 
 
-def _saved_exceptions(unit: Unit) -> set[str]:
+def _saved_exceptions(unit: Unit, imports: Imports) -> set[str]:
     """Names a handler saves its exception in (`last_error = exc`): they keep it, and its
-    traceback, after the handler ends (Python deletes only `exc` itself)."""
+    traceback, after the handler ends (Python deletes only `exc` itself); and the exception and
+    traceback that `sys.exc_info()` hands a helper called from a handler (`_, e, tb =
+    sys.exc_info()`, `e = sys.exception()`)."""
     saved: set[str] = set()
     for node, place in placed(unit, cst.Assign):
         if place.handlers and type(node.value) is cst.Name and node.value.value in _exception_names(place):
             saved.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+        made = imports.qualify(node.value.func) if type(node.value) is cst.Call else None
+        for target in (t.target for t in node.targets):
+            if made == "sys.exception" and type(target) is cst.Name:
+                saved.add(target.value)
+            elif made == "sys.exc_info" and type(target) is cst.Tuple and len(target.elements) == 3:
+                saved.update(e.value.value for e in target.elements[1:] if type(e.value) is cst.Name)
     return saved
 
 
@@ -564,7 +574,7 @@ def _outlives(facts: Facts, unit: Unit, container: cst.BaseExpression, place: Pl
     local = container.value if type(container) is cst.Attribute and grows else container
     if not (place.loops and type(local) is cst.Name):
         return False
-    if _raised_after(unit):
+    if _raised_after(unit, facts.imports):
         return False  # `failure = e` in the handler, `raise failure` later: the call ends in a raise
     # A local container grows with its loop: past the call only if the function returns it,
     # and without bound within the call only in a loop over batches.
@@ -586,10 +596,10 @@ def _runs_in_a_thread(facts: Facts, unit: Unit) -> bool:
     return False
 
 
-def _raised_after(unit: Unit) -> bool:
+def _raised_after(unit: Unit, imports: Imports) -> bool:
     """Whether a handler saves the exception in a name that the function raises: then it
     returns its container only when nothing was caught."""
-    saved = _saved_exceptions(unit)
+    saved = _saved_exceptions(unit, imports)
     return any(type(r.exc) is cst.Name and r.exc.value in saved for r, _ in placed(unit, cst.Raise))
 
 
