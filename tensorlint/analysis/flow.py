@@ -1585,8 +1585,9 @@ class _Walker:
             if type(value_expr) is cst.Name and len(bound := self.unit.bindings.get(value_expr.value, [])) == 1:
                 made_by = bound[0]  # `scored = self._score(x)`, then `nll, n = scored`
             elements = self.summarized_elements(made_by) if type(made_by) is cst.Call else None
-            # `x, H, W = stage(x, H, W)`: a stage's output and the image's new height and width
-            sizes = spatial_sizes([e.value.value for e in target.elements if type(e.value) is cst.Name])
+            # `x, H, W = stage(x, H, W)`, `x, (Hp, Wp) = self.patch_embed(x)`: a stage's output and
+            # the image's new height and width
+            sizes = spatial_sizes([n.value for n in walk(target) if type(n) is cst.Name])
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
@@ -1627,6 +1628,12 @@ class _Walker:
                         _names_a_reward(element.value) and _rewards_beside_a_loss(target, value_expr)
                     ):
                         self._bind(element.value, TENSOR)
+                    elif isinstance(element.value, (cst.Tuple, cst.List)) and sizes:
+                        for inner in element.value.elements:  # `(Hp, Wp)`
+                            self._bind(
+                                inner.value,
+                                SCALAR if type(inner.value) is cst.Name and inner.value.value in sizes else value,
+                            )
                     else:
                         self._bind(element.value, UNKNOWN if _names_a_log(element.value) else value)
             else:
@@ -3396,10 +3403,16 @@ def _forward_param_is_tensor(param: cst.Param, words: set[str]) -> bool:
         return any(w.endswith("Tensor") for w in words)
     if names_a_count(param.name.value):
         return False  # `forward(self, x, seq_len=None)`: a length, a Python int
+    if set(param.name.value.lower().split("_")) & _LOCATION_WORDS:
+        return False  # `forward(self, source_dir)`: a pipeline's input is a folder or a file, text
     default = param.default
     if default is None:
         return True
     return type(default) is cst.Name and default.value == "None"
+
+
+# Where data is, not the data: `source_dir`, `image_path`, `out_file` (not `text`, which may be token ids).
+_LOCATION_WORDS = frozenset(["dir", "directory", "folder", "path", "paths", "file", "files", "filename", "url"])
 
 
 def _function_name(value: cst.BaseExpression, unit: Unit) -> str | None:
