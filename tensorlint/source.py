@@ -120,7 +120,7 @@ _RULE_WORDS: dict[str, tuple[Words, ...]] = {
     "TL003": (("DataLoader", "Dataset", "__getitem", "__iter__", "collate", "worker_init"),),
     "TL005": ((re.compile(r"for\s"),), (re.compile(r"del\b(?<=[\s;:]del)"),)),
     "TL006": ((_TRY,), (re.compile(r"(?i:oom|out.?of.?memory)"), "should_reduce_batch_size")),
-    "TL007": ((_TRY,),),
+    "TL007": ((_TRY, "exc_info", "sys.exception"),),  # (a helper a handler calls reads `sys.exc_info()`)
     "TL008": ((_HOOK_REGISTRATION,),),
     "TL009": (("functools", "lru_cache"),),
     "TL011": (("retain_graph",),),

@@ -2627,7 +2627,7 @@ class _Walker:
             test, wanted = test.expression, False
         if type(test) is not cst.Name or test.value in self.unit.bindings or test.value in self.unit.augmented:
             return None
-        return (test.value, wanted) if test.value in flag_parameters(self.unit) else None
+        return (test.value, wanted) if test.value in _flag_parameters(self.unit) else None
 
     @property
     def elements(self) -> tuple[Value, ...] | None:
@@ -3166,7 +3166,7 @@ def _inner_loops(loop: cst.For | cst.While) -> list[cst.For | cst.While]:
     return [node for node in own_nodes(loop.body) if type(node) is cst.For or type(node) is cst.While]
 
 
-def flag_parameters(unit: Unit) -> dict[str, tuple[int, bool]]:
+def _flag_parameters(unit: Unit) -> dict[str, tuple[int, bool]]:
     """A function's parameters that a caller sets to switch what it does (`return_images=False`):
     each one's position among the arguments and its default, `True` or `False` as written."""
     found: dict[str, tuple[int, bool]] = {}
@@ -4003,7 +4003,7 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         _captured_kept(scratch, given_graph, params),
         tuple(plain.flagged) if flagged else (),
         tuple(given_graph.flagged) if flagged else (),
-        flag_parameters(unit) if flagged else {},
+        _flag_parameters(unit) if flagged else {},
     )
 
 
