@@ -9,9 +9,11 @@
 DIR/<owner>+<name>/ (default `$TENSORLINT_BENCH_DIR/repos`, else
 `~/.cache/tensorlint-bench/repos`), from the local mirror
 `/work/.mirror/<owner>+<name>` when there is one, else from a blob-less clone of the url; a
-repository already there at its commit is skipped. Nothing fetched is committed.
+repository already there at its commit is skipped, and one that can be neither read from a mirror
+nor cloned is named and left out (the command then exits 1). Nothing fetched is committed.
 
-`run` checks each repository with `tensorlint check --isolated` (the default rules and the
+`run` checks each repository it has (naming those not materialised)
+with `tensorlint check --isolated` (the default rules and the
 opt-in leak rules, TL900 aside), writes one row
 per finding (repo,commit,path,line,code,message; `line` is `cell:row` in a notebook) to
 `bench/scan_findings.csv`, joins them with the hand triage in `bench/scan_triage.csv`
