@@ -184,12 +184,11 @@ class Summary:
     # lambda: log(tag, float(value)))`): argument -> (how it is kept, whether that is ever emptied).
     captured_kept: dict[int, tuple[str, bool]] = field(default_factory=dict)
     # Where a return runs only for some values of a flag parameter (`if return_images: return
-    # loss, images`): each return's flags and value, walked plain and given a graph, with each
-    # flag's position and default; a call that passes no flag, or literals, reads only the returns
-    # its flags reach (`Flagged`). Empty when no return is under a flag.
+    # loss, images`): each return's flags and value, walked plain and given a graph; a call that
+    # passes no flag, or literals, reads only the returns its flags reach (`Flagged`). Empty when
+    # no return is under a flag.
     flagged_plain: tuple[Flagged, ...] = ()
     flagged_given_graph: tuple[Flagged, ...] = ()
-    flags: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -320,7 +320,7 @@ class _Walker:
             for call, maker in engines
             for process, _, _ in resolve_callable(self.index, call.args[0].value, maker)
         ]
-        return reduce(Value.join, returned) if returned else None
+        return _joined(returned) if returned else None
 
     def sets_attribute(self, name: str) -> bool:
         return name in self.index.foreign_attributes or any(
@@ -429,7 +429,7 @@ class _Walker:
         summary = summary_of(facts, target)
         given_graph = summary.elements_given_graph if elements else (summary.returns_given_graph,)
         plain = summary.elements_plain if elements else (summary.returns_plain,)
-        if summary.flags and (known := _flags_at(call, target, self.unit, summary.flags)):
+        if summary.flagged_plain and (known := _flags_at(call, target, self.unit, _flag_parameters(target))):
             # `trainer.forward(images)` with `return_images=False`: only the returns it reaches
             given_graph = _flagged_returns(summary.flagged_given_graph, known, elements)
             plain = _flagged_returns(summary.flagged_plain, known, elements)
@@ -1591,10 +1591,6 @@ class _Walker:
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
-            elif len(target.elements) == 3 and self._exc_info(value_expr):
-                # `_, e, tb = sys.exc_info()`: the exception and its traceback keep the frames
-                for element, known in zip(target.elements, (UNKNOWN, EXCEPTION, EXCEPTION), strict=True):
-                    self._bind(element.value, known)
             elif len(target.elements) == 2 and _values_and_indices(value_expr):
                 # `top, idx = torch.topk(s, k)`: the values keep the input's graph, the indices are integers
                 self._bind(target.elements[0].value, value)
@@ -2612,9 +2608,6 @@ class _Walker:
         else:
             self.returns_other = True
         return _join_values(values)  # what `evaluate` makes of a tuple display, its elements joined
-
-    def _exc_info(self, expr: cst.BaseExpression) -> bool:
-        return type(expr) is cst.Call and self.imports.qualify(expr.func) == "sys.exc_info"
 
     def _flag_tested(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """`return_images` or `not return_images` where the function being summarised has that
@@ -4003,7 +3996,6 @@ def summarize(facts: Facts, unit: Unit) -> Summary:
         _captured_kept(scratch, given_graph, params),
         tuple(plain.flagged) if flagged else (),
         tuple(given_graph.flagged) if flagged else (),
-        _flag_parameters(unit) if flagged else {},
     )
 
 

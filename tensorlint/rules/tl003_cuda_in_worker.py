@@ -157,9 +157,14 @@ class CudaInWorker(Rule):
     )
 
     def check(self, facts: Facts) -> Iterator[Report]:
+        built_for_main: dict[int, bool] = {}  # id(worker) -> `_built_for_the_main_process`: one walk per dataset
         for work in facts.cuda_work:
             worker = work.unit.worker_unit()
-            if worker is None or _main_process_elsewhere(facts, worker) or _built_for_the_main_process(facts, worker):
+            if worker is None or _main_process_elsewhere(facts, worker):
+                continue
+            if id(worker) not in built_for_main:
+                built_for_main[id(worker)] = _built_for_the_main_process(facts, worker)
+            if built_for_main[id(worker)]:
                 continue
             yield Report(
                 work.node,
