@@ -98,9 +98,9 @@ def _below_root(folder: Path) -> tuple[str, ...] | None:
 
 def might_matter(source: str) -> bool:
     """The cheap screen, before any parsing: whether the text is torch code that some rule reads."""
-    if not _NAMES_TORCH.search(source) and _OTHER_FRAMEWORK.search(source):  # the fast search first
-        return False
-    return _SCREEN.search(source) is not None
+    if _NAMES_TORCH.search(source):  # the fast search first; `_SCREEN` would find the same word
+        return True
+    return not _OTHER_FRAMEWORK.search(source) and _SCREEN.search(source) is not None
 
 
 # Words a rule's findings cannot do without: the API it is about, or the statements it reads (an

@@ -27,7 +27,6 @@ from typing import Any
 import libcst as cst
 
 _NEW = object.__new__
-_SET = object.__setattr__  # LibCST's nodes are frozen dataclasses
 
 
 class Unsupported(Exception):
@@ -48,9 +47,11 @@ def _constructor(kind: type) -> Callable[..., Any]:
         elif field.default_factory is not dataclasses.MISSING:
             defaults[field.name] = field.default_factory()
         parameters.append(f"{field.name}=_d_{field.name}" if field.name in defaults else field.name)
-        body.append(f" _set(node, {field.name!r}, {field.name})")
+        body.append(f" _set_{field.name}(node, {field.name})")
     namespace: dict[str, object] = {f"_d_{name}": value for name, value in defaults.items()}
-    namespace.update(_set=_SET, _new=_NEW, _kind=kind)
+    # Each field's slot written through its descriptor: `object.__setattr__` would look it up first.
+    namespace.update({f"_set_{f.name}": getattr(kind, f.name).__set__ for f in dataclasses.fields(kind)})
+    namespace.update(_new=_NEW, _kind=kind)
     # Keyword-only parameters: required ones may follow those with defaults, in field order.
     signature = f"*, {', '.join(parameters)}" if parameters else ""
     source = f"def make({signature}):\n node = _new(_kind)\n" + "\n".join(body) + "\n return node\n"

@@ -135,8 +135,8 @@ class Project:
         self._folders: dict[Path, Path] = {}  # importer -> its resolved folder
         self._path_additions: dict[Path, list[Path]] = {}  # importer -> folders it adds to `sys.path`
         self._bases: dict[Path, list[Path]] = {}  # folder -> where its absolute imports are looked for
-        self._probed_files: dict[Path, bool] = {}
-        self._probed: dict[Path, bool] = {}
+        self._probed_files: dict[str, bool] = {}
+        self._listings: dict[str, frozenset[str]] = {}  # folder -> the names in it
         self._scans: dict[Path, _Scan | None] = {}  # project root (or a folder of it) -> its text scan
         self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
         self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
@@ -447,11 +447,7 @@ class Project:
                 self._folder(importer) / folder for _, folder in added if not Path(folder).is_absolute()
             ]
         parts = module_name.split(".")
-        found = []
-        for base in self._path_additions[importer]:
-            target = base.joinpath(*parts)
-            found += [c.resolve() for c in (target.with_suffix(".py"), target / "__init__.py") if self._is_file(c)]
-        return found
+        return [path.resolve() for base in self._path_additions[importer] for path in self._module_files(base, parts)]
 
     def _candidates(self, folder: Path, module_name: str) -> list[Path]:
         """Files that `import module_name` may mean in `folder`, nearest first."""
@@ -465,13 +461,14 @@ class Project:
             bases = self._search_bases(folder)
             if bases[-1].name == parts[0] and self._is_root(bases[-1]):
                 bases = [*bases, bases[-1].parent]  # a project that is its own package: `import TTS.utils` in TTS/
-        found = []
-        for base in bases:
-            target = base.joinpath(*parts)
-            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
-                if self._is_file(candidate):
-                    found.append(candidate)
-        return found
+        return [path for base in bases for path in self._module_files(base, parts)]
+
+    def _module_files(self, base: Path, parts: list[str]) -> list[Path]:
+        """`base/a/b.py` and `base/a/b/__init__.py` for `a.b`, those that are files. Text, not
+        `Path`: the imports of a run probe thousands of candidates, most of them absent."""
+        target = os.path.join(base, *parts)
+        candidates = [target + ".py"] if parts else []  # (`from . import x`: no file beside the package)
+        return [Path(c) for c in [*candidates, os.path.join(target, "__init__.py")] if self._is_file(c)]
 
     def _folder(self, importer: Path) -> Path:
         folder = self._folders.get(importer)
@@ -493,21 +490,28 @@ class Project:
         return bases
 
     def _is_root(self, folder: Path) -> bool:
-        return any(self._exists(folder / marker) for marker in ROOT_MARKERS)
+        return any(marker in self._listing(str(folder)) for marker in ROOT_MARKERS)
 
-    # The file system does not change during a run: each probe is made once (the imports of a
-    # package's files probe the same folders again and again).
-    def _is_file(self, path: Path) -> bool:
+    # The file system does not change during a run: each probe is made once, and a folder is
+    # listed once for every name looked for in it (the imports of a package's files probe the
+    # same folders again and again, mostly for names that are not there). As Python's imports,
+    # the names compare with their case, also where the file system ignores it.
+    def _is_file(self, path: str) -> bool:
         found = self._probed_files.get(path)
         if found is None:
-            found = self._probed_files[path] = path.is_file()
+            folder, name = os.path.split(path)
+            found = self._probed_files[path] = name in self._listing(folder) and os.path.isfile(path)
         return found
 
-    def _exists(self, path: Path) -> bool:
-        found = self._probed.get(path)
-        if found is None:
-            found = self._probed[path] = path.exists()
-        return found
+    def _listing(self, folder: str) -> frozenset[str]:
+        names = self._listings.get(folder)
+        if names is None:
+            try:
+                names = frozenset(os.listdir(folder))
+            except OSError:  # no such folder, or not one
+                names = frozenset()
+            self._listings[folder] = names
+        return names
 
     def star_bindings(self, importer: Path, module_name: str) -> dict[str, str]:
         """What `from module_name import *` binds that the module imports from outside the
