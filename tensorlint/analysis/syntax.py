@@ -311,16 +311,23 @@ def is_training_iteration(loop: cst.For | cst.While, unit: Unit, imports: Import
 
 def fetches_next(call: cst.Call) -> bool:
     """`next(it)`, `next(loader_iter)`: the next item of an iterator; not `next(layer.parameters())`
-    or `next(iter(model.buffers()))`, a network's first tensor (for its device or dtype)."""
+    or `next(iter(model.buffers()))`, a network's first tensor (for its device or dtype), nor a
+    search for the first item that matches (`next((k for k in keys if k in name), None)`,
+    `next(filter(match, keys), None)`)."""
     if callee_name(call) != "next":
         return False
     given = call.args[0].value if call.args else None
+    if type(given) is cst.GeneratorExp:
+        return False
     if type(given) is cst.Call and callee_name(given) == "iter" and given.args:
         given = given.args[0].value
-    return not (type(given) is cst.Call and callee_name(given) in _NETWORK_ITERATORS)
+    return not (type(given) is cst.Call and callee_name(given) in _SEARCHED_OR_NETWORK)
 
 
-_NETWORK_ITERATORS = frozenset(["parameters", "buffers", "named_parameters", "named_buffers", "children", "modules"])
+# `next()` of these gives a network's first tensor or module, or the first match of a search
+_SEARCHED_OR_NETWORK = frozenset(
+    ["parameters", "buffers", "named_parameters", "named_buffers", "children", "modules", "filter"]
+)
 
 
 def step_loop(node: cst.CSTNode, place: Place, unit: Unit, imports: Imports) -> cst.For | cst.While | None:
