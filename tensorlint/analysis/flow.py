@@ -212,9 +212,7 @@ class _Walker:
         self.turns_gradients_on = facts.index.turns_gradients_on
         self.env: dict[str, Value] = {}
         self._entered: set[int] = set()  # context managers being read, by id (`_context_grad_mode`)
-        self.grad_enabled = not (
-            self._decorated_no_grad() or self._called_only_under_no_grad() or self._a_part_run_without_grad()
-        )
+        self.grad_enabled = self._grad_enabled_here()
         self.call_values: dict[int, Value] = {}
         self.loops: list[Loop] = []
         self.discarded: cst.BaseExpression | None = None  # the value of the expression statement walked last
@@ -247,6 +245,17 @@ class _Walker:
         self.replay_via: str | None = None  # and what its findings say the helper did
         self.replaying = 0
         self.data_comprehensions: set[int] = set()  # ids of comprehensions over batches (see `run`)
+
+    def _grad_enabled_here(self) -> bool:
+        """Whether the unit's code runs with gradients on, found once per unit (a unit is walked
+        again for its summary and for its names at the end: each walk asks)."""
+        known = self.index.grad_enabled.get(id(self.unit))
+        if known is None:
+            known = not (
+                self._decorated_no_grad() or self._called_only_under_no_grad() or self._a_part_run_without_grad()
+            )
+            self.index.grad_enabled[id(self.unit)] = known
+        return known
 
     # -- values.Scope ------------------------------------------------------------------------
 

@@ -392,6 +392,9 @@ class ModuleIndex:
     calls_under_no_grad: dict[str, list[tuple[bool, Unit]]] | None = None
     # the same calls, each with its own mode only (in a `no_grad` block or a decorated function)
     calls_in_own_mode: dict[str, list[tuple[bool, Unit]]] | None = None
+    # unit id -> whether its code runs with gradients on (`flow._Walker`): every walk of a unit
+    # (its own, its summary, its names at the end) asks, and the answer is the module's to give
+    grad_enabled: dict[int, bool] = field(default_factory=dict)
     # found when first asked (`syntax.parts_run_without_grad`): plain names by their uses, and
     # attributes read off objects other than a method's `self`
     name_uses: dict[str, int] | None = None
@@ -500,11 +503,11 @@ class _Indexer:
                 unit.nodes_by_kind = {}
                 stack += [(child, None, unit if child is body else None, NOWHERE) for child in below]
             elif kind in SCOPES or owner is None:  # a class body or a lambda: no unit's own code
-                stack += [(child, None, None, NOWHERE) for child in below]
+                stack += [(child, None, None, NOWHERE) for child in below if type(child) not in LEAVES]
             elif kind in _LOOP_KINDS or kind in _HANDLER_KINDS:
                 stack += [(child, None, owner, child_place(node, child, place)) for child in below]
-            else:  # the place of every other node's children is its own
-                stack += [(child, None, owner, place) for child in below]
+            else:  # the place of every other node's children is its own (leaves: nothing to visit)
+                stack += [(child, None, owner, place) for child in below if type(child) not in LEAVES]
 
     def _option_default(self, call: cst.Call) -> None:
         """`add_argument("--device", default="cuda")`, `add_argument("-d", "--data-dir", dest="root")`."""
