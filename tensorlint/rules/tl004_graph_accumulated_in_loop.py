@@ -55,7 +55,8 @@ class GraphAccumulatedInLoop(Rule):
     grad enabled) accumulated across the iterations of a loop into something that outlives
     the iteration (`total = total + loss + penalty` as well, however many terms). A loop over data iterates a DataLoader or a name for data (`train_loader`,
     `val_set`, `train_dl`, `batches`), directly or through the function's own names
-    (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()`, hands data to a
+    (`pbar = tqdm(loader)`, then `for x, y in pbar`), fetches with `next()` (not a search for the
+    first match, `next(filter(match, keys), None)`), hands data to a
     function (`get_batch(data_source, i)`), calls `backward()`, or counts batches by its variable
     (`for batch_idx in range(len(features))`, not `batch_size`). In a function that evaluates
     (named for it: `evaluate`, `test`, `predict`, `score`, ...; or calling `model.eval()`; not a
