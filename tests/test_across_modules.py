@@ -89,6 +89,19 @@ def test_absolute_import_from_the_project_root(tmp_path: Path) -> None:
     assert [(row, code) for row, code, _ in found] == [(14, "TL004"), (16, "TL004")]
 
 
+def test_an_import_resolves_to_a_file_by_its_exact_name(tmp_path: Path) -> None:
+    # Python imports `Common` from `Common.py` only, also where the file system ignores case;
+    # a folder of the same name without `__init__.py` holds no module either.
+    assert _found(_project(tmp_path, "Common", "common.py")) == []
+    (tmp_path / "Common").mkdir()
+    assert _found_afresh(tmp_path / "pkg" / "train.py") == []
+    (tmp_path / "Common" / "__init__.py").write_text(HELPERS, encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "pkg" / "train.py")] == [
+        (14, "TL004"),
+        (16, "TL004"),
+    ]
+
+
 def test_a_package_that_re_exports_the_helpers_is_followed_to_their_module(tmp_path: Path) -> None:
     # `from meters import AverageMeter` where meters/__init__.py only re-exports it, by name and by `*`.
     train = _project(tmp_path, "meters", "unused.py")
