@@ -50,7 +50,6 @@ def _findings(path: Path, screened: bool) -> tuple[set[Finding], int]:
             return set(engine.lint_file(path)), parses
     with (
         mock.patch.object(engine, "reportable", _every_code),
-        mock.patch.object(engine, "needs_engine", lambda source, codes, apply_noqa=True: True),
         mock.patch.object(engine, "_finds_nothing", lambda source, path, codes: False),
     ):
         return set(engine.lint_file(path)), 1
