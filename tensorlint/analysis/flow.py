@@ -1595,8 +1595,8 @@ class _Walker:
                 made_by = bound[0]  # `scored = self._score(x)`, then `nll, n = scored`
             elements = self.summarized_elements(made_by) if type(made_by) is cst.Call else None
             # `x, H, W = stage(x, H, W)`, `x, (Hp, Wp) = self.patch_embed(x)`: a stage's output and
-            # the image's new height and width
-            sizes = spatial_sizes([n.value for n in walk(target) if type(n) is cst.Name])
+            # the image's new height and width (only a value with a graph is split so, below)
+            sizes = spatial_sizes([n.value for n in walk(target) if type(n) is cst.Name]) if value.graph else set()
             if len(values) == len(target.elements):  # a, b = A(), [] binds pairwise
                 for element, item in zip(target.elements, values, strict=True):
                     self._assign(element.value, item.value, evaluate(item.value, self), node)
@@ -3188,12 +3188,16 @@ def _flags_at(call: cst.Call, target: Unit, caller: Unit, flags: dict[str, tuple
     given = arguments_by_position(call, target)
     mappings = [arg.value for arg in call.args if arg.star == "**"]
     known: dict[str, bool] = {}
+    written: set[str] | None = None  # the keys the `**mappings` may carry: read once, when a flag is not passed
     for name, (position, default) in flags.items():
         if position in given:
             value = literal_bool(given[position])
             if value is not None:
                 known[name] = value
-        elif not any({name, "*"} & _keys_written(mapping, caller) for mapping in mappings):
+            continue
+        if written is None:
+            written = set().union(*(_keys_written(mapping, caller) for mapping in mappings))
+        if not {name, "*"} & written:
             known[name] = default
     return known
 
