@@ -1594,6 +1594,47 @@ def _assigned_in(node: cst.CSTNode) -> set[str]:
 # --- 11. the order of definitions -----------------------------------------------------------------
 
 
+def respell_strings_and_spacing(fixture: Fixture) -> cst.Module | None:
+    """`d["k"] = f(d["k"])` -> `d[ 'k' ] = f(d["k"])`: every other one-line string in the other
+    quotes, a space inside every other subscript's brackets. Python reads the same code, so the
+    verdict may not rest on how each occurrence of an expression is spelled.
+
+    Strings holding a quote or a backslash keep theirs; brackets already broken over lines keep
+    their layout (a comment there may be a marker)."""
+    swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
+    strings = subscripts = 0
+    for node in fixture.nodes:
+        if isinstance(node, cst.SimpleString) and (respelled := _in_other_quotes(node.value)) is not None:
+            strings += 1
+            if strings % 2:
+                swap[node] = _replace_with(node.with_changes(value=respelled))
+        elif (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.lbracket.whitespace_after, cst.SimpleWhitespace)
+            and isinstance(node.rbracket.whitespace_before, cst.SimpleWhitespace)
+        ):
+            subscripts += 1
+            if subscripts % 2:
+                swap[node] = _spaced_brackets
+    return _swapped(fixture, swap)
+
+
+def _in_other_quotes(literal: str) -> str | None:
+    quote = literal[:1]
+    body = literal[1:-1]
+    if quote not in ("'", '"') or literal.startswith(quote * 3) or any(c in body for c in "'\\\""):
+        return None
+    other = '"' if quote == "'" else "'"
+    return f"{other}{body}{other}"
+
+
+def _spaced_brackets(node: cst.CSTNode) -> cst.CSTNode:
+    space = cst.SimpleWhitespace(" ")
+    return node.with_changes(
+        lbracket=cst.LeftSquareBracket(whitespace_after=space), rbracket=cst.RightSquareBracket(whitespace_before=space)
+    )
+
+
 def reverse_definition_order(fixture: Fixture) -> cst.Module | None:
     """The methods of each class in reverse order, and each run of module functions with nothing
     between them: every one is bound before any of them runs. Not where a statement among them, a
@@ -1666,6 +1707,7 @@ TRANSFORMATIONS = (
     Transformation("loop_body_to_training_step", loop_body_to_training_step),
     Transformation("loop_body_to_step_function", loop_body_to_step_function),
     Transformation("reverse_definition_order", reverse_definition_order),
+    Transformation("respell_strings_and_spacing", respell_strings_and_spacing),
 )
 
 

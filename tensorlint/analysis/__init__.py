@@ -102,7 +102,7 @@ from tensorlint.analysis.syntax import (
     through_data,
 )
 from tensorlint.analysis.values import Value, is_loss_name, is_model_name, names_a_counter, on_the_device
-from tensorlint.analysis.walk import contains, walk
+from tensorlint.analysis.walk import contains, same_code, walk
 
 __all__ = [
     "BACKWARD_CALLS",
@@ -184,6 +184,7 @@ __all__ = [
     "run_once_calls",
     "runs_per_batch",
     "runs_steps",
+    "same_code",
     "self_attribute",
     "step_loop",
     "steps_an_optimizer",

@@ -12,6 +12,7 @@ module's `facts.Facts`:
 
 from __future__ import annotations
 
+import ast
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -163,7 +164,7 @@ from tensorlint.analysis.values import (
     tensor_guard,
     text_key,
 )
-from tensorlint.analysis.walk import children, contains, walk
+from tensorlint.analysis.walk import children, contains, same_code, walk
 
 # Method names that register a callback on their receiver.
 REGISTRATIONS = frozenset(
@@ -229,6 +230,9 @@ class _Walker:
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
+        # Graphs whose features this call owns (DGL's `with g.local_scope():`, `g = g.local_var()`):
+        # what it writes into them is undone or dropped when the call ends.
+        self.own_graphs: set[str] = set()
         # Attributes of the object this call assigned anew on every path here, from values that do
         # not read them (`self.emb = self.table(ids)`): what is folded into them next is this call's.
         self.rebound: set[str] = set()
@@ -1142,7 +1146,10 @@ class _Walker:
                 self.grad_enabled = mode
             if item.asname is not None:
                 self._bind(item.asname.name, evaluate(item.item, self))
+        scoped = {name for item in statement.items if (name := _local_scope_of(item.item))} - self.own_graphs
+        self.own_graphs |= scoped
         self._block(statement.body)
+        self.own_graphs -= scoped
         self.grad_enabled = saved
 
     def _grad_mode(self, expr: cst.BaseExpression) -> bool | None:
@@ -1390,7 +1397,7 @@ class _Walker:
             return
         node, via = self.report_at or node, via or self.replay_via
         root = root_name(container)
-        fresh = root in self.fresh
+        fresh = root in self.fresh or self._owned_graph(root)
         if value == UNKNOWN and root in self.index.concatenated:
             # The code concatenates the container's items with torch: they are tensors; what a
             # per-step method is handed is the step's output, graph included.
@@ -1422,6 +1429,9 @@ class _Walker:
             or (value.tensor and (self.arguments is not None or self._a_dict(container)))
         ):
             self._holds(container, value, entry)  # (`out["n"] = x.size(0)`: that entry is a number now)
+
+    def _owned_graph(self, root: str | None) -> bool:
+        return root is not None and any(root == g or root.startswith(f"{g}.") for g in self.own_graphs)
 
     def _a_dict(self, container: cst.BaseExpression) -> bool:
         return self.facts.container_kind(self.unit, container)[1] == "dict"
@@ -1585,6 +1595,10 @@ class _Walker:
             # `output = self.train_step(batch)` before `output["loss"].backward()` holds the graph;
             # `output = {k: v.item() ...}` after it does not
             unproduced = target.value in self.unit.graph_holders and not _produced(value_expr)
+            if _local_scope_of(value_expr, "local_var"):
+                self.own_graphs.add(target.value)
+            else:
+                self.own_graphs.discard(target.value)
             self._bind(target, value, drops_graph=_drops_graph(value_expr) or unproduced)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if type(value_expr) is cst.Call and (through := passed_through(value_expr)) is not None:
@@ -1690,7 +1704,9 @@ class _Walker:
                 self.fresh.add(slot)  # `g.edata["a"] = attention(...)`: the slot starts afresh in this call
                 if self.iteration_fresh:
                     self.iteration_fresh[-1].add(slot)
-            elif slot not in (self.iteration_fresh[-1] if self.iteration_fresh else self.fresh):
+            elif slot not in (
+                self.iteration_fresh[-1] if self.iteration_fresh else self.fresh
+            ) and not self._owned_graph(root_name(target)):
                 # `avg[k] = (avg[k] * n + v) / (n + 1)`: the slot is computed from itself, so a graph in
                 # `v` chains onto it, call after call (an accumulation, not an entry added), unless
                 # this call (this iteration, in a loop) set it afresh first: `g.edata["a"] = g.edata["a"] * w`.
@@ -1744,10 +1760,10 @@ class _Walker:
                 continue
             seen.add(name)
             for value in self._assigned_from.get(name, ()):
-                if value.deep_equals(part):
+                if same_code(value, part):
                     continue  # `h = self.h` on a path that keeps it: the same tensor, nothing chained
                 read = _read_with_history(value)
-                if any(type(node) is type(part) and node.deep_equals(part) for node in read):
+                if any(type(node) is type(part) and same_code(node, part) for node in read):
                     return True
                 todo.extend(node.value for node in read if type(node) is cst.Name)
         return False
@@ -2005,7 +2021,7 @@ class _Walker:
                 and self.facts.preallocated(self.unit, target.value)
                 and (self._counted(index.value) or self._counted_in_loop(index.value))
             )
-        if any(type(node) is cst.Subscript and node.deep_equals(target) for node in walk(value_expr)):
+        if any(type(node) is cst.Subscript and same_code(node, target) for node in walk(value_expr)):
             return False
         # `d[k] = d.get(k, 0) + v` (or through `prev = d.get(k)`) folds a graph into the entry, which
         # chains call after call whatever the keys; a network's output keys bound only the entries.
@@ -2982,7 +2998,7 @@ _INDEXED_WRITES = frozenset(
 
 def _reads(expr: cst.BaseExpression, part: cst.BaseExpression) -> bool:
     """Whether `expr` contains `part`: `len(self.d)` reads `self.d`."""
-    return any(type(node) is type(part) and node.deep_equals(part) for node in walk(expr))
+    return any(type(node) is type(part) and same_code(node, part) for node in walk(expr))
 
 
 _GRAPH_DROPPING_METHODS = frozenset(["detach", "detach_", "item", "tolist", "numpy"])
@@ -3071,7 +3087,7 @@ _MOVES = frozenset(["cuda", "cpu", "to", "float", "half", "double", "bfloat16", 
 
 def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`self.logvar.cuda(non_blocking=True)`, `self.mask.to(x.device).float()`: the target moved or cast."""
-    return _unmoved(value).deep_equals(target)
+    return same_code(_unmoved(value), target)
 
 
 def _unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -3336,7 +3352,7 @@ def _reads_length_of(test: cst.BaseExpression, container: cst.BaseExpression) ->
         type(node) is cst.Call
         and callee_name(node) == "len"
         and bool(node.args)
-        and node.args[0].value.deep_equals(container)
+        and same_code(node.args[0].value, container)
         for node in walk(test)
     )
 
@@ -3606,7 +3622,7 @@ def _windowed(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     if type(value) is not cst.Subscript or len(value.slice) != 1 or type(value.slice[0].slice) is not cst.Slice:
         return False
     kept = value.value
-    return kept.deep_equals(target) or list_extension(target, kept) is not None
+    return same_code(kept, target) or list_extension(target, kept) is not None
 
 
 def _written_names(node: cst.CSTNode) -> set[str]:
@@ -3650,8 +3666,21 @@ def _bound_to_a_dict(iterable: cst.BaseExpression, unit: Unit) -> bool:
 
 
 def _slot(target: cst.Subscript) -> str:
-    """A subscript target by its text (`g.edata["a"]`), as `fresh` knows it (never a plain name)."""
-    return cst.Module([]).code_for_node(target)
+    """A subscript target by its text (`g.edata['a']`), as `fresh` knows it (never a plain name):
+    Python's own spelling of it, so that `g.edata["a"]` and `g.edata['a']` are one slot."""
+    text = cst.Module([]).code_for_node(target).strip()
+    try:
+        return ast.unparse(ast.parse(text, mode="eval"))
+    except SyntaxError:  # syntax newer than the Python running this
+        return text
+
+
+def _local_scope_of(expr: cst.BaseExpression, method: str = "local_scope") -> str | None:
+    """`g` for DGL's `g.local_scope()`, in whose block the features written into `g` are undone at
+    its end; with `method="local_var"`, for `g.local_var()`, a copy whose features go with it."""
+    if type(expr) is cst.Call and not expr.args and type(expr.func) is cst.Attribute and expr.func.attr.value == method:
+        return dotted_name(expr.func.value)
+    return None
 
 
 def _constructed(facts: Facts, init: Unit, param: str) -> Value:
@@ -3859,7 +3888,7 @@ def _handed_own_container(unit: Unit, name: str, depth: int = 0) -> cst.BaseExpr
                 held = _own_item(loop, caller, arg.value)
             elif loop is None:
                 held = _handed_own_container(caller, arg.value, depth + 1)
-        if held is None or (handed and not held.deep_equals(handed[0])):
+        if held is None or (handed and not same_code(held, handed[0])):
             return None
         handed.append(held)
     return handed[0]

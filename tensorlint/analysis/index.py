@@ -30,7 +30,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_loss_name, is_torch_module_class
-from tensorlint.analysis.walk import LEAVES, SCOPES, children, contains, walk
+from tensorlint.analysis.walk import LEAVES, SCOPES, children, contains, same_code, walk
 
 Function = cst.FunctionDef | cst.Lambda | cst.Module
 _Handler = Callable[[Any, Any], None]  # _Indexer.visit_X or leave_X, unbound
@@ -665,7 +665,7 @@ class _Indexer:
         for statement in node.body.body:
             for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
                 if type(small) is cst.Assign and all(
-                    type(t.target) is cst.Subscript and t.target.value.deep_equals(container) for t in small.targets
+                    type(t.target) is cst.Subscript and same_code(t.target.value, container) for t in small.targets
                 ):
                     self.first_fills.add(id(small))
 
@@ -2303,9 +2303,9 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         return False
     if _makes_new_tensor(value):
         # not `x = x.zero_()` nor `x = torch.zeros_like(x)`: the tensor, or the history chained to it, stays
-        return not any(node.deep_equals(target) for node in walk(value))
+        return not any(same_code(node, target) for node in walk(value))
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and any(
-        type(e) is cst.StarredElement and e.value.deep_equals(target) for e in value.elements
+        type(e) is cst.StarredElement and same_code(e.value, target) for e in value.elements
     ):
         return False  # `xs = [*xs, h]` keeps every item and adds one
     if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) or is_literal(value):
@@ -2328,4 +2328,4 @@ def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpressio
         return all(
             isinstance(arg.value, (cst.List, cst.Dict, cst.Tuple)) and not arg.value.elements for arg in value.args
         )
-    return type(value) is cst.Subscript and value.value.deep_equals(target)
+    return type(value) is cst.Subscript and same_code(value.value, target)

@@ -57,7 +57,7 @@ from tensorlint.analysis.names import (
     string_value,
 )
 from tensorlint.analysis.values import is_model_name, names_a_loss_value, names_integer_field, text_key
-from tensorlint.analysis.walk import LEAVES, children, contains, walk
+from tensorlint.analysis.walk import LEAVES, children, contains, same_code, walk
 
 
 def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -1066,7 +1066,7 @@ def _a_term(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
 
 def _scaled(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     """`t`, `0.9 * t`, `t * n`, `t / 2`: the target itself, multiplied or divided by something."""
-    if expr.deep_equals(target):
+    if same_code(expr, target):
         return True
     if type(expr) is cst.BinaryOperation and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
         return _scaled(expr.left, target) or (type(expr.operator) is cst.Multiply and _scaled(expr.right, target))
@@ -1088,9 +1088,9 @@ def concatenated_operand(target: cst.BaseExpression, value: cst.BaseExpression) 
     if not isinstance(parts, (cst.List, cst.Tuple)):
         return None
     elements = [element.value for element in parts.elements]
-    if not any(element.deep_equals(target) for element in elements):
+    if not any(same_code(element, target) for element in elements):
         return None
-    others = [element for element in elements if not element.deep_equals(target)]
+    others = [element for element in elements if not same_code(element, target)]
     return others[0] if len(others) == 1 else parts
 
 
@@ -1099,11 +1099,11 @@ def list_extension(target: cst.BaseExpression, value: cst.BaseExpression) -> cst
     `[h] + xs`), `[*xs, h]` itself: the list grows, as with `xs.append(h)`."""
     if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
         for own, added in ((value.left, value.right), (value.right, value.left)):
-            if own.deep_equals(target) and isinstance(added, (cst.List, cst.Tuple)):
+            if same_code(own, target) and isinstance(added, (cst.List, cst.Tuple)):
                 return added
         return None
     if isinstance(value, (cst.List, cst.Tuple)) and any(
-        type(element) is cst.StarredElement and element.value.deep_equals(target) for element in value.elements
+        type(element) is cst.StarredElement and same_code(element.value, target) for element in value.elements
     ):
         return value
     return None

@@ -142,3 +142,38 @@ def walk(node: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTN
 def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether `node` is `tree` itself or one of its descendants (by identity)."""
     return tree is node or any(inner is node for inner in walk(tree))
+
+
+def same_code(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """Whether two trees are the same code however it is written. LibCST's `deep_equals` also
+    compares spaces, parentheses and quotes, which the trees built from `ast` do not keep
+    (`from_ast.py`): a verdict resting on it would change with the formatting, and between a
+    file's first analysis and its second (`d["k"] = cat([d['k'], x])`)."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in LEAVES:
+        return _spelling(a) == _spelling(b)
+    if _written_differently(a, b):
+        return False
+    below_a, below_b = children(a), children(b)
+    return len(below_a) == len(below_b) and all(same_code(x, y) for x, y in zip(below_a, below_b, strict=True))
+
+
+def _spelling(leaf: cst.CSTNode) -> object:
+    """What a leaf means: a literal's value (`'k'` is `"k"`, `0x10` is `16`), a name's text."""
+    if isinstance(leaf, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary)):
+        return leaf.evaluated_value
+    return getattr(leaf, "value", None)  # a name, an f-string's text; None for `...`, `pass`
+
+
+def _written_differently(a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """The few text fields outside the leaves that change what the code means: `*args` against
+    `args`, `async for` against `for`, `rf"..."` against `f"..."`."""
+    star_a, star_b = getattr(a, "star", ""), getattr(b, "star", "")
+    if isinstance(star_a, str) and isinstance(star_b, str) and star_a != star_b:
+        return True
+    if (getattr(a, "asynchronous", None) is None) != (getattr(b, "asynchronous", None) is None):
+        return True
+    start_a, start_b = getattr(a, "start", None), getattr(b, "start", None)
+    return isinstance(start_a, str) and start_a.rstrip("'\"").lower() != str(start_b).rstrip("'\"").lower()

@@ -26,6 +26,7 @@ from tensorlint.analysis import (
     names_reaching,
     placed,
     root_name,
+    same_code,
     walk,
 )
 from tensorlint.rule import Applicability, NodeFix, Report, Rule
@@ -534,7 +535,7 @@ def _converted_before(facts: Facts, unit: Unit, kept: cst.BaseExpression, node: 
             continue
         for statement in reversed(statements[:at]):
             assigned = [s for s in walk(statement) if type(s) is cst.Assign]
-            rebinding = [a for a in assigned if any(t.target.deep_equals(kept) for t in a.targets)]
+            rebinding = [a for a in assigned if any(same_code(t.target, kept) for t in a.targets)]
             if not rebinding:
                 continue
             value = rebinding[-1].value
