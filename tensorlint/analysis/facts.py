@@ -774,6 +774,11 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
     its items (an optimizer's per-parameter state), as long-lived as it, of a kind not known."""
     for value in values:
         item = value
+        defaulted = _set_default(value)
+        if defaulted is not None and self_attribute(owner, defaulted[0]) is not None:
+            # `bucket = self.acts.setdefault(name, [])`: the list that `self.acts` keeps under `name`
+            lifetime, kind = facts.container_kind(owner, defaulted[0])
+            return lifetime, "managed" if kind == "managed" else _kind(facts.imports, defaulted[1])
         while type(item) is cst.Subscript and _one_key(item):
             item = item.value
         attribute = self_attribute(owner, item)
@@ -783,6 +788,13 @@ def _alias_of_long_lived(facts: Facts, owner: Unit, values: list[cst.BaseExpress
                 return lifetime, kind
             if kind in ("dict", "list", "managed") or (kind is None and _inherited(facts, owner, attribute)):
                 return lifetime, None
+    return None
+
+
+def _set_default(value: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The container and the default of `d.setdefault(k, default)`."""
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "setdefault":
+        return (value.func.value, value.args[1].value) if len(value.args) == 2 else None
     return None
 
 

@@ -599,7 +599,22 @@ class _Walker:
         stored = [pair for c in family for pair in c.attribute_values.get(attribute, [])]
         names = {_function_name(value, unit) for value, unit in stored}
         name = names.pop() if len(names) == 1 else None
-        return self._function_named(stored[0][1], name, read_modules) if name is not None else None
+        if name is not None:
+            return self._function_named(stored[0][1], name, read_modules)
+        if len(stored) == 1 and stored[0][1].name == "__init__" and type(stored[0][0]) is cst.Name:
+            # `self._process_fn = process_fn` in `__init__`: the one function every construction
+            # in the file passes (`Engine(_update)`)
+            given = constructor_arguments(self.index, stored[0][1], stored[0][0].value)
+            found = {
+                (f[0], id(f[1]))
+                if type(arg) is cst.Name and (f := self._function_named(site, arg.value, read_modules))
+                else None
+                for arg, site in given
+            }
+            if len(found) == 1 and None not in found:
+                arg, site = given[0]
+                return self._function_named(site, cast(cst.Name, arg).value, read_modules)
+        return None
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
@@ -913,8 +928,11 @@ class _Walker:
         """An instance of one class of this file that a module-level function's parameter holds:
         what every call in the file passes there, made there (`run_epoch(it, model,
         SimpleLossCompute(g, crit))`); without calls, the one class the parameter is named for
-        (`loss_compute` for `SimpleLossCompute`, `meter` for `AverageMeter`)."""
+        (`loss_compute` for `SimpleLossCompute`, `meter` for `AverageMeter`), also for a method that
+        the file never calls (a handler given `engine`, another module's `GANEngine`'s)."""
         unit = self.unit
+        if unit.is_method and not unit.call_sites and unit.name not in self.index.named_calls:
+            return self._instance_named(name)
         if unit.is_method or unit.parent is None:
             return None
         made = set()
@@ -929,9 +947,14 @@ class _Walker:
                 return None
             made.add(made_by.func.value)
         if not made:
-            words = name.lower().split("_")
-            made = {c for c in self.index.classes if class_word(c) == words[-1] and set(words) <= set(class_words(c))}
+            return self._instance_named(name)
         return self.local_instance(made.pop(), []) if len(made) == 1 else None
+
+    def _instance_named(self, name: str) -> Value | None:
+        """An instance of the one class of the file that a parameter is named for."""
+        words = name.lower().split("_")
+        named = {c for c in self.index.classes if class_word(c) == words[-1] and set(words) <= set(class_words(c))}
+        return self.local_instance(named.pop(), []) if len(named) == 1 else None
 
     def _default_applies(self, param: cst.Param) -> bool:
         """Whether a CUDA default (`device="cuda"`) may be what the function runs with: unless every

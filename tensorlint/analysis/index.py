@@ -640,7 +640,7 @@ class _Indexer:
             in_init = method is not None and method.name == "__init__"
             slot = target.target
             first_fill = id(node) in self.first_fills
-            if type(slot) is cst.Subscript and resets_container(node.value, slot) and not (in_init or first_fill):
+            if type(slot) is cst.Subscript and _empty_container(node.value, slot) and not (in_init or first_fill):
                 self._manage(slot.value)  # `self.outputs[key] = []` empties one of its lists
 
     def visit_If(self, node: cst.If) -> None:
@@ -668,6 +668,13 @@ class _Indexer:
                     type(t.target) is cst.Subscript and same_code(t.target.value, container) for t in small.targets
                 ):
                     self.first_fills.add(id(small))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        # `with EventStorage(start) as self.storage:` keeps on the object what the context manager's
+        # `__enter__` gives: nearly always the object made (`return self`).
+        target: cst.BaseExpression | None = node.asname.name if node.asname is not None else None
+        if type(target) is cst.Attribute and type(node.item) is cst.Call:
+            self._bind(target, node.item)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -2294,6 +2301,13 @@ def _makes_new_tensor(value: cst.BaseExpression) -> bool:
             return False
         value = value.func.value
     return False
+
+
+def _empty_container(value: cst.BaseExpression | None, slot: cst.Subscript) -> bool:
+    """`self.outputs[key] = []`: a slot given an empty container, which empties what was kept there;
+    not `self.states[key] = (h, c)`, which adds an entry."""
+    filled = isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.Set)) and bool(value.elements)
+    return not filled and resets_container(value, slot)
 
 
 def resets_container(value: cst.BaseExpression | None, target: cst.BaseExpression) -> bool:

@@ -966,9 +966,32 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
         return None
     if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
         return method_of(index, caller.cls, func.attr.value)
-    cls = index.classes.get(_instance_class(func.value.value, caller) or "")
+    name = func.value.value
+    cls = index.classes.get(_instance_class(name, caller) or _passed_class(name, caller, index) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
     return index.method_units[id(method)] if method is not None else None
+
+
+def _passed_class(name: str, caller: Unit, index: ModuleIndex) -> str | None:
+    """For a parameter of a module-level function, the one class of the file whose instance every
+    call of the function in the file passes there (`logger = ScalarLogger(...)`, then
+    `train_one_epoch(model, loader, logger)`)."""
+    if caller.is_method or caller.parent is None or type(caller.node) is not cst.FunctionDef:
+        return None
+    params = [p.name.value for p in caller.params]
+    if name not in params:
+        return None
+    made: set[str | None] = set()
+    for call, site in index.named_calls.get(caller.name, []):
+        given = arguments_by_position(call, caller).get(params.index(name))
+        if type(given) is cst.Name:
+            made.add(_instance_class(given.value, site))
+        elif type(given) is cst.Call:
+            made.add(callee_name(given))
+        else:
+            return None
+    found = made.pop() if len(made) == 1 else None
+    return found if found in index.classes else None
 
 
 def _instance_class(name: str, caller: Unit) -> str | None:

@@ -599,21 +599,30 @@ def _holds_only_tensors(facts: Facts, instance: str | None) -> bool:
 
 def _run_by_own_loop(facts: Facts, unit: Unit, cls: ClassInfo) -> bool:
     """Whether a loop over batches in a method of the object's own class runs the method, directly
-    or through the methods calling it. A loop outside the object (`env.step(action)` in a
-    function's rollout) calls it for as long as the object lives."""
+    or through the methods calling it: an evaluation, whose collections last as long as it. A loop
+    outside the object (`env.step(action)` in a function's rollout) calls it for as long as the
+    object lives, and so does the object's own training loop (the samples it keeps every so many
+    steps pile up for the whole run)."""
     own = lineage(facts.index.classes, cls)
     seen, todo = {id(unit)}, [unit]
     while todo:
         current = todo.pop()
-        for _, caller in current.call_sites:
+        for call, caller in current.call_sites:
             if current.called_per_batch and (caller.cls is None or caller.cls not in own):
                 continue  # the loop is outside the object
-            if current.called_per_batch:
+            if current.called_per_batch and not _called_in_training(facts, caller, call):
                 return True
             if id(caller) not in seen:
                 seen.add(id(caller))
                 todo.append(caller)
     return False
+
+
+def _called_in_training(facts: Facts, caller: Unit, call: cst.Call) -> bool:
+    """Whether a loop around the call trains (`backward()`, an optimizer's step)."""
+    return any(
+        _trains(facts, caller, loop) for node, place in placed(caller, cst.Call) if node is call for loop in place.loops
+    )
 
 
 def _made_each_step(facts: Facts, store: Store) -> bool:
@@ -783,7 +792,8 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
     shows being made (`x = Bank()`, `self.x = Bank()`): TL014 judges that loop, and the reset it
     lacks; a loop of one evaluation keeps what it is given for that evaluation. (An object a
     function is handed, `recorder.update(d)`, is judged here; so is a training loop calling another
-    method than a meter's `update`, `bank.enqueue(feats)`: TL014 does not judge it.)"""
+    method than a meter's `update`, `bank.enqueue(feats)`, and a loop calling such a method on an
+    object made once with its holder, `self.collector.add(out)` in each `run()`: TL014 judges neither.)"""
     meter = method in _METER_UPDATES
     for unit in facts.index.units:
         for call, place in placed(unit, cst.Call):
@@ -794,9 +804,14 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
                 continue
             attribute = self_attribute(unit, func.value)
             if attribute is not None and unit.cls is not None:
-                made = [
-                    v for c in lineage(facts.index.classes, unit.cls) for v, _ in c.attribute_values.get(attribute, [])
+                assigned = [
+                    pair
+                    for c in lineage(facts.index.classes, unit.cls)
+                    for pair in c.attribute_values.get(attribute, [])
                 ]
+                if not meter and all(maker.name == "__init__" for _, maker in assigned):
+                    continue  # made once with its holder and filled by each run of its loop: TL014 judges none
+                made = [v for v, _ in assigned]
             elif type(func.value) is cst.Name:
                 made = unit.lookup_bindings(func.value.value)
             else:
