@@ -1461,6 +1461,10 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
     method = method_of(index, caller.cls, func.attr.value)
     if method is not None:
         return [method, *subclass_overrides(index, caller.cls, func.attr.value)]
+    # A mixin's `self._on_after_backward()` that a sibling mixin defines: what each heir's MRO finds
+    inherited = [m for heir in heirs(index.classes, caller.cls) if (m := method_of(index, heir, func.attr.value))]
+    if inherited:
+        return list({id(m): m for m in inherited}.values())
     classes = lineage(index.classes, caller.cls)
     called: list[Unit] = []
     for cls in classes:  # self.transform = Normalize(...): its __call__

@@ -845,6 +845,9 @@ def _call(call: cst.Call, scope: Scope) -> Value:
         return TENSOR  # a transformers Trainer's `(loss, logits, labels)`: on the device, made under no_grad
     if recv is not None and name is not None:
         owner = evaluate(recv, scope)
+        if owner.module and not owner.tensor and owner.instance is None and is_model_name(name) and name[:1].islower():
+            # `pl_module.backbone(x)`: a member of a network named for a network, called
+            return _module_output(replace(MODULE, frozen=owner.frozen), args, scope)
         method = _method_call(name, owner, call, scope)
         if method is not None:
             return method

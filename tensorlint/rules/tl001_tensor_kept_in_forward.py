@@ -570,6 +570,8 @@ def _kept_for_the_run(facts: Facts, store: Store, lifetime: str, kind: str | Non
         return False  # (a record of the project, `SubgraphInfo(...)`, may hold anything)
     if store.for_the_run:
         return True  # a helper keeps it, in a list or dict that nothing empties
+    if store.concatenates and kind in (None, "tensor") and lifetime == "attribute":
+        kind = "list"  # `self.buf = torch.cat([self.buf, x])`: it keeps every item, as a list does
     if kind not in ("list", "dict"):
         return False
     if lifetime == "attribute":
