@@ -990,7 +990,8 @@ class _Walker:
                 value = self.facts.argument_values.get(id(arg)) or evaluate(arg, scope)
                 given[position] = given[position].join(value) if position in given else value
         for position, param in enumerate(params):
-            if position in given:
+            if position in given and not (given[position] == UNKNOWN and param.annotation is not None):
+                # (callers that pass what the file cannot tell leave the parameter as annotated)
                 value = given[position] if self.grad_enabled else given[position].without_graph()
                 if self.unit.called_per_batch and value.graph:
                     source = frozenset([param.name.value])  # see `_judged_at_calls`: entries too (`stats["loss"]`)
