@@ -2857,7 +2857,7 @@ class _Walker:
         generates = not calls_backward and not fetches and (decoding or bool(refined))
         return Loop(
             statement,
-            frozenset(reset_every_iteration(statement) - refined),  # `x = a * x0 + d`: rebuilt from itself
+            frozenset(reset_every_iteration(statement, self.unit) - refined),  # `x = a * x0 + d`: rebuilt from itself
             frozenset(assigned),
             calls_backward,
             not calls_backward and not fetches and not over_batches and not generates and self._computes(statement),

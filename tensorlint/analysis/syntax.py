@@ -885,7 +885,7 @@ def assign_loop_step_roles(index: ModuleIndex) -> None:
                 callee.called_per_batch = True
                 own_loops.append(callee)
                 if made_per_iteration is None:
-                    made_per_iteration = reset_every_iteration(loop) | assigned_names(loop.body)
+                    made_per_iteration = reset_every_iteration(loop, caller) | assigned_names(loop.body)
                 params = [p.name.value for p in callee.argument_params]
                 for position, arg in arguments_by_position(call, callee).items():  # (a method's `self` not counted)
                     if position < len(params) and type(arg) is cst.Name and arg.value not in made_per_iteration:
@@ -1028,8 +1028,9 @@ def carried_names(loop: cst.For | cst.While) -> set[str]:
     return carried
 
 
-def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
-    """Names the loop body assigns afresh on every iteration: unconditional, not accumulating."""
+def reset_every_iteration(loop: cst.For | cst.While, unit: Unit | None = None) -> set[str]:
+    """Names the loop body assigns afresh on every iteration: unconditional, not accumulating
+    (nor handed back by a function of the file, `acc = accumulate(acc, out)`, in `unit`)."""
     reset = target_names(loop.target) if type(loop) is cst.For else set()
     body: list[cst.BaseStatement] = list(loop.body.body) if type(loop.body) is cst.IndentedBlock else []
     while body:
@@ -1045,18 +1046,39 @@ def reset_every_iteration(loop: cst.For | cst.While) -> set[str]:
                     grows = accumulated_operand(target.target, small.value) or concatenated_operand(
                         target.target, small.value
                     )
-                    if grows is None and not _reads_itself(small.value, target.target):
+                    if grows is None and not _reads_itself(small.value, target.target, unit):
                         reset |= target_names(target.target)
             elif type(small) is cst.AnnAssign and small.value is not None:
                 reset |= target_names(small.target)
     return reset
 
 
-def _reads_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+def _reads_itself(value: cst.BaseExpression, target: cst.BaseExpression, unit: Unit | None) -> bool:
     """`self.avg = self.update_average(loss, self.avg, step)`: the new value is made from the old
-    one (an accumulation through a helper), not assigned afresh."""
+    one (an accumulation through a helper), not assigned afresh; so is `acc = accumulate(acc, out)`
+    where the file's `accumulate` adds to the container it is given and returns it."""
+    if type(target) is cst.Name and type(value) is cst.Call and unit is not None:
+        return _handed_back(value, target.value, unit)
     dotted = dotted_name(target) if type(target) is cst.Attribute else None
     return dotted is not None and mentions(value, dotted)  # `x = x.to(device)` rebinds a name: a reset
+
+
+def _handed_back(call: cst.Call, name: str, unit: Unit) -> bool:
+    """Whether `call` is of a function of the file that returns, on every return, the parameter
+    that `name` is passed to."""
+    helper = unit.lookup_def(call.func.value) if type(call.func) is cst.Name else None
+    if helper is None or type(helper.node) is not cst.FunctionDef:
+        return False
+    passed = [
+        p for p, arg in arguments_by_position(call, helper).items() if type(arg) is cst.Name and arg.value == name
+    ]
+    params = [p.name.value for p in helper.argument_params]
+    if len(passed) != 1 or passed[0] >= len(params):
+        return False
+    returns = placed(helper, cst.Return)
+    return bool(returns) and all(
+        type(node.value) is cst.Name and node.value.value == params[passed[0]] for node, _ in returns
+    )
 
 
 def free_names(closure: cst.CSTNode) -> set[str]:
