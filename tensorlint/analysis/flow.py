@@ -2359,6 +2359,9 @@ class _Walker:
             recv = receiver(recv)  # type: ignore[assignment]
         if type(recv) is cst.Subscript:  # `self.bank[i].copy_(k)` writes into `self.bank`
             recv = recv.value
+        network = self._parameter_of_own_network(recv)
+        if network is not None:
+            recv = network  # `target_p.mul_(tau).add_(online_p)` over `self.target.parameters()`
         if not self.grad_enabled or self_attribute(self.unit, recv) is None or self.facts.is_list(self.unit, recv):
             return  # the method's name says a tensor: `add_`, `mul_` exist on tensors only
         if callee_name(call) in _OVERWRITES and not self._writes_into_buffer(recv):
@@ -2367,8 +2370,38 @@ class _Walker:
         if callee_name(call) in _INDEXED_WRITES:
             written = written[-1:]  # `index_copy_(dim, index, source)`: only the source is written
         value = _join_values([evaluate(arg, self) for arg in written])
+        if network is not None and value.requires_grad:
+            value = replace(value, graph=True)  # a parameter written into a frozen copy gives it history
         if value.graph:
             self._accumulate(call, recv, value, written[0])
+
+    def _parameter_of_own_network(self, name: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The network of the object whose parameters (or buffers) a loop hands out under `name`:
+        `self.target` for `target_p` in `for online_p, target_p in zip(self.online.parameters(),
+        self.target.parameters())`. Written in place, each is a tensor the object keeps."""
+        if type(name) is not cst.Name:
+            return None
+        for loop in reversed(self.loops):
+            node = loop.node
+            if type(node) is not cst.For or name.value not in target_names(node.target):
+                continue
+            iterables: list[cst.BaseExpression] = [node.iter]
+            targets: list[cst.BaseExpression] = [node.target]
+            if type(node.iter) is cst.Call and callee_name(node.iter) == "zip" and type(node.target) is cst.Tuple:
+                iterables, targets = [a.value for a in node.iter.args], [e.value for e in node.target.elements]
+            for iterable, target in zip(iterables, targets, strict=False):
+                if type(iterable) is not cst.Call or callee_name(iterable) not in ("parameters", "buffers"):
+                    continue
+                network = receiver(iterable)
+                if (
+                    network is not None
+                    and self_attribute(self.unit, network) is not None
+                    and type(target) is cst.Name
+                    and target.value == name.value
+                ):
+                    return network
+            return None
+        return None
 
     def _store_call(self, call: cst.Call, recv: cst.BaseExpression, name: str) -> None:
         position = STORE_METHODS[name]
