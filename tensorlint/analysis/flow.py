@@ -2103,7 +2103,11 @@ class _Walker:
     def _varies(self, key: cst.BaseExpression, module_output_keys: bool = True, *, callers_up: int = 3) -> bool:
         """Whether a key expression changes from call to call or iteration to iteration (the keys
         of a network's output do not, with `module_output_keys`). A parameter named as a label
-        (`key`) takes what the callers pass: `self._keep(key, h)` after `key = tuple(ids.tolist())`."""
+        (`key`) takes what the callers pass: `self._keep(key, h)` after `key = tuple(ids.tolist())`.
+        A key drawn anew by each call varies too: `next(self._ids)`, `uuid.uuid4()`."""
+        bound = self.unit.bindings.get(key.value, []) if type(key) is cst.Name else []
+        if any(_drawn_anew(expr) for expr in [key, *bound]):
+            return True
         params = {p.name.value for p in self.unit.argument_params if _key_space_grows(p)}
         if Role.MODULE_HOOK in self.unit.roles and self.unit.node is not None:
             # The module a hook is given is fixed per registration; its tensors are new each call.
@@ -3368,6 +3372,18 @@ def _identity_names(node: cst.CSTNode) -> set[str]:
     if type(node) is cst.Lambda:
         return set()
     return {name for child in children(node) for name in _identity_names(child)}
+
+
+def _drawn_anew(key: cst.BaseExpression) -> bool:
+    """`next(self._ids)`, `uuid.uuid4()`, `str(uuid4())`: a value that each evaluation draws anew
+    (from an iterator kept by name; not `next(iter(d))`, a dict's first key every time)."""
+    while type(key) is cst.Call and callee_name(key) in ("str", "int", "hash") and len(key.args) == 1:
+        key = key.args[0].value
+    if type(key) is not cst.Call:
+        return False
+    name = callee_name(key)
+    drawn = name == "next" and len(key.args) == 1 and isinstance(key.args[0].value, (cst.Name, cst.Attribute))
+    return drawn or name in ("uuid1", "uuid4")
 
 
 def _key_space_grows(param: cst.Param) -> bool:
