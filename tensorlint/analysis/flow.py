@@ -606,7 +606,7 @@ class _Walker:
             # in the file passes (`Engine(_update)`)
             given = constructor_arguments(self.index, stored[0][1], stored[0][0].value)
             found = {
-                (f[0], id(f[1]))
+                id(f[1])
                 if type(arg) is cst.Name and (f := self._function_named(site, arg.value, read_modules))
                 else None
                 for arg, site in given
