@@ -342,11 +342,13 @@ def heirs(classes: dict[str, ClassInfo], cls: ClassInfo) -> list[ClassInfo]:
 
 def attribute_family(classes: dict[str, ClassInfo], cls: ClassInfo, attribute: str) -> list[ClassInfo]:
     """The classes whose assignments say what `self.<attribute>` is in a method of `cls`: the class
-    and its bases, or, when none of them assigns it (a mixin's `self.cache`), the classes using it."""
+    and its bases, or, when none of them assigns it (a mixin's `self.cache`), the classes using it
+    and what they inherit (a sibling mixin's)."""
     family = lineage(classes, cls)
     if any(attribute in c.attribute_values for c in family):
         return family
-    return heirs(classes, cls)
+    users = [c for heir in heirs(classes, cls) for c in lineage(classes, heir) if c not in family]
+    return list({id(c): c for c in users}.values())
 
 
 @dataclass(frozen=True)

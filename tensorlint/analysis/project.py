@@ -57,6 +57,9 @@ def _emptied_attributes(text: str) -> Iterator[str]:
 _MAX_SETTINGS_BYTES = 256 * 1024
 _NO_GRAD_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 _MAX_SCANNED_FOR_CALLS = 400
+# The importer's own folder is read up to more: its modules are the file's siblings, and a folder so
+# large is rare (this project's fixtures of one rule are one).
+_MAX_SCANNED_FOLDER_FOR_CALLS = 1000
 # `sys.path.append("droid_slam")`, `sys.path.insert(0, "./src")`: a literal folder added to the search path
 _SYS_PATH_ADDITION = re.compile(r"""sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?(['"])([^'"\n]+)\1\s*\)""")
 _CALLED_NAME = re.compile(r"(?<!def )\b([A-Za-z_]\w*)[ \t]*\(")
@@ -352,14 +355,16 @@ class Project:
 
     def _scan_for_calls(self, importer: Path) -> _Scan | None:
         """The modules that `calls_under_no_grad` reads: the whole project
-        up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder; None without a root
-        marker. The result depends on the scanned folder's list of modules (the result cache)."""
+        up to `_MAX_SCANNED_FOR_CALLS` modules, else the importer's folder up to
+        `_MAX_SCANNED_FOLDER_FOR_CALLS`; None without a root marker. The result depends on the
+        scanned folder's list of modules (the result cache)."""
         root = self._root(importer)
         if root is None:
             return None
-        for folder in dict.fromkeys((root, self._folder(importer))):
-            scan = self._scan_of(folder)
-            if scan is not None and len(scan.modules) <= _MAX_SCANNED_FOR_CALLS:
+        folder = self._folder(importer)
+        for scanned, most in dict.fromkeys(((root, _MAX_SCANNED_FOR_CALLS), (folder, _MAX_SCANNED_FOLDER_FOR_CALLS))):
+            scan = self._scan_of(scanned)
+            if scan is not None and len(scan.modules) <= most:
                 self.loaded.add(scan.folder)  # a module added there later changes the answer
                 return scan
         return None
