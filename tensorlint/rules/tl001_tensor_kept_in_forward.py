@@ -79,7 +79,7 @@ class TensorKeptInForward(Rule):
     never sets but another class sets to itself on it (`callback.trainer = self`) is that object:
     a callback's `self.trainer.loss` is what the trainer's `self.loss` holds.
     Growth: `append`, `extend`, `insert`, `+= [h]`, `xs = xs + [h]`, `xs = [*xs, h]`, `d[k] = h` under a key that changes between
-    calls (an input, a step, `len(d)`, an attribute the class only counts up: `self.calls += 1`; for a
+    calls (an input, a step, `len(d)`, one drawn anew, `next(self._ids)` or `uuid4()`, an attribute the class only counts up: `self.calls += 1`; for a
     helper's `key` argument, what its callers pass: `self._remember(tuple(ids.tolist()), h)`), `d.setdefault(k, []).append(h)`,
     `self.buf = torch.cat([self.buf, h])`. Containers: attributes of `self` (or of an object an
     attribute holds; a dataclass or attrs field made by `field(default_factory=list)` included;
@@ -125,8 +125,10 @@ class TensorKeptInForward(Rule):
     that `__init__` registered are removed (a recorder's `close()`); one the object's own loop fills
     (`for batch in self.loader: self._evaluate_one(batch)`) holds that evaluation's tensors,
     as Lightning's outputs do, and is not reported; one that a loop outside the object calls (a
-    vectorised environment wrapper's `step`, in a rollout function's loop) grows for as long as
-    the object lives. A memo of its inputs that a per-step method keeps on the device (a query
+    vectorised environment wrapper's `step`, in a rollout function's loop), or the object's own
+    training loop (samples kept every few hundred steps), grows for as long as the object lives;
+    so does a collector that an object makes once, in `__init__`, and fills in each run of its loop
+    (`self.collector.add(out)`). A memo of its inputs that a per-step method keeps on the device (a query
     encoder's `__call__` storing `self._memo[query] = embedding` and handing back the entries
     asked for) is reported: every new key adds a tensor that nothing evicts. (A cache that hands
     back itself, a KV cache's `update`, is working state; one keyed by a shape, a device or a
@@ -154,7 +156,9 @@ class TensorKeptInForward(Rule):
     2 GiB for a million samples, beside the model (open_clip and sentence-transformers moved
     them to the host with `.cpu()` after out-of-memory reports).
 
-    Not reported: containers emptied in the same call on every path (before or after the store)
+    Not reported: features written into a DGL graph that the call owns (inside `with
+    g.local_scope():`, or into `g = g.local_var()`: DGL drops them when the block or the call ends),
+    containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class (or of a base class in another module of the
     project, unless the class overrides that method without calling it) or by the object that owns it
     (`del self.child.feats[:]`, also from another module of the project that names the class:

@@ -105,7 +105,8 @@ class GraphAccumulatedInLoop(Rule):
     and `self[k].update(v)` in its `update`; an event storage that a module function hands out
     from a global, `storage = get_event_storage()` returning the innermost of the storages that
     `__enter__` pushes; not a meter that keeps a bounded window, `deque(maxlen=n)`), or
-    `record(history, loss)` where `record` appends its argument; a function that the loop's
+    `record(history, loss)` where `record` appends its argument, or `acc = accumulate(acc, out)` where
+    the file's `accumulate` adds to the container it is given and hands it back; a function that the loop's
     function defines and calls in the loop (`for batch in loader: _step(batch)`) runs as if
     written in its body, so what it adds to its caller's names (`losses.append(loss)` in `_step`)
     is judged in that loop. Helpers are followed into the
@@ -132,7 +133,9 @@ class GraphAccumulatedInLoop(Rule):
     batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
     (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
     input into and nothing resets while training runs (a `reset_running_stats()` that only
-    `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`,
+    `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`; a frozen copy of a network
+    moved towards the live one, `target_p.mul_(tau).add_(online_p)` over
+    `zip(self.online.parameters(), self.target.parameters())`, whose parameters require grad,
     `self.ema = 0.9 * self.ema + 0.1 * h`, `avg[k] = f(avg[k], v)`; also through the method's
     names, `h_in = self.h * mask; _, h = self.net(x, h_in); self.h = h`, a recurrent state a
     rollout's `act` carries from step to step, unless detached on the way), and buffers that it writes
