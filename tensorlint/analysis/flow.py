@@ -1592,7 +1592,9 @@ class _Walker:
     ) -> None:
         grown_by = concatenated_operand(target, value_expr)
         if grown_by is not None:
-            self._store(node, target, evaluate(grown_by, self), grown_by, grows=True, concatenates=True)
+            # `self.obs = torch.cat((a, b))`, then `self.obs = torch.cat((self.obs, c))`: built in this call
+            grows = type(target) is not cst.Attribute or not self._rebound_in_this_call(target)
+            self._store(node, target, evaluate(grown_by, self), grown_by, grows=grows, concatenates=True)
         added = list_extension(target, value_expr)
         if added is not None:  # `xs = xs + [h]`, `xs = [*xs, h]`: stored as by `xs.append(h)`
             items = [e.value for e in added.elements if type(e) is not cst.StarredElement]

@@ -34,6 +34,7 @@ from tensorlint.analysis import (
     references,
     root_name,
     runs_per_batch,
+    same_code,
     self_attribute,
     steps_an_optimizer,
     steps_once,
@@ -314,7 +315,7 @@ class TensorKeptInForward(Rule):
                 elif _kept_by_a_helper_across_a_loop(facts, store):
                     yield Report(store.node, _kept_for_the_run_message(store, "iteration of its loop", None))
                 continue
-            if not store.value.tensor or not store.grows or bounded_per_call(facts, store):
+            if not store.value.tensor or not store.grows or bounded_per_call(facts, store) or _trimmed(store):
                 continue
             if runs_per_batch(store.unit) and store.value.graph:
                 continue  # a function a loop over batches calls: the loop's history, TL004's
@@ -367,6 +368,20 @@ class TensorKeptInForward(Rule):
             yield Report(store.node, message)
         for output in facts.epoch_outputs:
             yield Report(output.node, _epoch_output_message(output))
+
+
+def _trimmed(store: Store) -> bool:
+    """`self.ctx = torch.cat((self.ctx, ids))`, then `self.ctx = self.ctx[:, 1:]` in the same
+    function: a window that the call slides, not a tensor that grows."""
+    if not store.concatenates:
+        return False
+    return any(
+        type(assign.value) is cst.Subscript
+        and same_code(assign.value.value, store.container)
+        and any(type(element.slice) is cst.Slice for element in assign.value.slice)
+        and any(same_code(target.target, store.container) for target in assign.targets)
+        for assign, _ in placed(store.unit, cst.Assign)
+    )
 
 
 def _graph_kept_by_a_method(facts: Facts, store: Store) -> bool:
