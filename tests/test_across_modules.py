@@ -846,6 +846,55 @@ def test_a_list_its_owner_in_another_module_empties_on_every_call(
     assert [(row, code) for row, code, _ in _found(unit)] == expected
 
 
+HISTORY_BUFFER = """\
+import torch
+
+
+class HistoryBuffer:
+    def __init__(self, device):
+        self.states = None
+        self.device = device
+
+    def update(self, state: torch.Tensor):
+        if self.states is None:
+            self.states = state.unsqueeze(0)
+            return
+        self.states = torch.cat([self.states, state.unsqueeze(0)])
+"""
+
+SPIN_ENV = """\
+import torch
+
+from pkg.history import HistoryBuffer
+
+
+class SpinEnv:
+    def __init__(self, n, device="cuda"):
+        self.state = torch.zeros(n, device=device)
+        self.history = HistoryBuffer(device)
+
+    def METHOD(self):
+        self.history = HistoryBuffer(self.state.device)
+        return self.state
+"""
+
+
+@pytest.mark.parametrize(("method", "expected"), [("reset", []), ("reset_episode", []), ("load", [(13, "TL001")])])
+def test_an_object_another_module_makes_afresh_in_its_reset(
+    tmp_path: Path, method: str, expected: list[tuple[int, str]]
+) -> None:
+    """An environment in another module that makes its history buffer afresh in `reset()` bounds
+    what the buffer keeps to an episode, as a maker in the same module does; made afresh in a
+    method of another name, it is kept for as long as the holder says nothing."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    history = tmp_path / "pkg" / "history.py"
+    history.write_text(HISTORY_BUFFER, encoding="utf-8")
+    (tmp_path / "pkg" / "env.py").write_text(SPIN_ENV.replace("METHOD", method), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found(history)] == expected
+
+
 EVALUATION = """\
 import torch
 

@@ -34,7 +34,7 @@ from tensorlint.analysis.index import (
     reset_only_while_built,
     self_attribute,
 )
-from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in
+from tensorlint.analysis.names import Imports, argument, callee_name, dotted_name, names_in, resets_by_name
 from tensorlint.analysis.syntax import (
     called_by_its_name,
     callers_of,
@@ -492,6 +492,26 @@ class Facts:
             for name in public
             if all(any(caller.cls is c for c in family) for caller in callers_of(self.index, name))
             and self.project.called_elsewhere(self.path, name) is False
+        )
+
+    def made_afresh_by_a_reset(self, cls: ClassInfo) -> bool:
+        """Whether the code keeps objects of the class on another object and makes them afresh in a
+        reset (`self.history = HistoryBuffer(n)` in an environment's `reset()`, in this module or
+        another of the project): what one of them keeps lasts an episode."""
+        made_here = any(
+            resets_by_name(unit.name)
+            and type(value) is cst.Call
+            and (dotted_name(value.func) or "").split(".")[-1] == cls.name
+            for holder in self.index.classes.values()
+            for pairs in holder.attribute_values.values()
+            for value, unit in pairs
+        )
+        if made_here:
+            return True
+        return (
+            self.project is not None
+            and self.path is not None
+            and self.project.made_afresh_elsewhere(self.path, cls.name)
         )
 
     def _emptied_by_another_module(self, classes: list[ClassInfo], attribute: str) -> bool:

@@ -287,3 +287,8 @@ def grad_mode_set_by(name: str, argument: bool | None, has_argument: bool) -> bo
     if name == "set_grad_enabled":
         return argument
     return None
+
+
+def resets_by_name(name: str) -> bool:
+    """A function named for a reset: `reset`, `reset_episode`, `_reset_state`."""
+    return "reset" in name.lower().split("_")

@@ -19,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 
 from tensorlint.analysis.facts import Facts
-from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_asked, grad_mode_set_by
+from tensorlint.analysis.names import LOADER_CLASSES, grad_mode_asked, grad_mode_set_by, resets_by_name
 from tensorlint.analysis.parse import parse_module
 from tensorlint.source import ROOT_MARKERS, SETTINGS_SUFFIXES, read_source, walk_project
 
@@ -143,6 +143,7 @@ class Project:
         self._scans: dict[Path, _Scan | None] = {}  # project root (or a folder of it) -> its text scan
         self._no_grad_calls: dict[Path, dict[str, list[bool]] | None] = {}  # file -> name -> each call under no_grad?
         self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
+        self._made_in_resets: dict[Path, frozenset[str]] = {}  # file -> `_made_in_resets`
         self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
         self._loaders: dict[Path, dict[str, list[bool | None]]] = {}  # file -> `loaders_in`
         self._zero_workers: dict[Path, bool] = {}  # file -> `_workers_setting_zero`
@@ -205,6 +206,25 @@ class Project:
                 self._emptiers[path] = _emptied_from_outside(self._text(path))
             names, emptied = self._emptiers[path]
             if owner_class in names and attribute in emptied:
+                self.loaded.add(path)
+                return True
+        return False
+
+    def made_afresh_elsewhere(self, importer: Path, owner_class: str) -> bool:
+        """Whether another module of the project makes an object of `owner_class` afresh in a reset
+        and keeps it on an object (`self.history_buffer = HistoryBuffer(...)` in an environment's
+        `reset()`): each episode gets its own, and what it keeps lasts that episode."""
+        scan = self._scan(importer)
+        if scan is None:
+            return False
+        self.loaded.add(scan.folder)  # a module added there later may be the one that makes it
+        here = importer.resolve()
+        for path in scan.calling(owner_class):
+            if path == here or not self._may_import(path, here, owner_class):
+                continue  # (a module that names another class so, or none)
+            if path not in self._made_in_resets:
+                self._made_in_resets[path] = _made_in_resets(self._text(path))
+            if owner_class in self._made_in_resets[path]:
                 self.loaded.add(path)
                 return True
         return False
@@ -618,6 +638,27 @@ def _emptied_from_outside(source: str) -> tuple[frozenset[str], frozenset[str]]:
     functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     emptied = {a for f in functions if f.name != "__init__" for node in ast.walk(f) for a in _emptied(node)}
     return frozenset(names), frozenset(emptied)
+
+
+def _made_in_resets(source: str) -> frozenset[str]:
+    """The classes whose objects a method named for a reset makes and keeps on an object
+    (`self.buffer = HistoryBuffer(n)` in `reset`, `reset_episode`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    resets = [
+        f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and resets_by_name(f.name)
+    ]
+    return frozenset(
+        name
+        for f in resets
+        for node in ast.walk(f)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Attribute) for t in node.targets)
+        and isinstance(node.value, ast.Call)
+        and (name := _last_name(node.value.func)) is not None
+    )
 
 
 def _emptied(node: ast.AST) -> Iterator[str]:

@@ -341,6 +341,8 @@ class TensorKeptInForward(Rule):
                 continue  # a cache that hands back what it keeps (a KV cache's `update`): working state
             if lifetime == "local" or _object_of_one_call(facts, store):
                 continue
+            if lifetime == "attribute" and store.unit.cls is not None and facts.made_afresh_by_a_reset(store.unit.cls):
+                continue  # an object of one episode
             # A per-step method's graphs stay alive until the container is cleared (an epoch).
             graphs_until_cleared = kind == "managed" and role is Role.STEP and store.value.graph
             grows = kind in ("list", "dict") or (store.concatenates and kind in (None, "tensor")) or store.for_the_run
