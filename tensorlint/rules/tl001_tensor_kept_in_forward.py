@@ -159,6 +159,11 @@ class TensorKeptInForward(Rule):
 
     Not reported: features written into a DGL graph that the call owns (inside `with
     g.local_scope():`, or into `g = g.local_var()`: DGL drops them when the block or the call ends),
+    what an object keeps whose holder makes it afresh in a reset (`self.history = HistoryBuffer(n)`
+    in an environment's `reset()`, also in another module that imports the class: an episode's
+    worth), a tensor that the call sets afresh and then extends (`self.obs = torch.cat((a, b))`,
+    then `self.obs = torch.cat((self.obs, c))`) or slides as a window (`torch.cat`, then
+    `self.ctx = self.ctx[:, 1:]`),
     containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class (or of a base class in another module of the
     project, unless the class overrides that method without calling it) or by the object that owns it
