@@ -67,6 +67,16 @@ def _project(tmp_path: Path, module: str, helpers_at: str) -> Path:
     return train
 
 
+def _package(tmp_path: Path, modules: dict[str, str]) -> dict[str, Path]:
+    """A project (a root marker) with a package `pkg` of these modules; their paths by name."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    for name, text in modules.items():
+        (tmp_path / "pkg" / name).write_text(text, encoding="utf-8")
+    return {name: tmp_path / "pkg" / name for name in modules}
+
+
 def _found(path: Path) -> list[tuple[int, str, str]]:
     return [(f.location.row, f.code or "", f.message) for f in lint_file(path)]
 
@@ -836,13 +846,8 @@ def test_a_list_its_owner_in_another_module_empties_on_every_call(
 ) -> None:
     """A parent model in another module that empties its unit's list at the start of its own
     forward bounds the list, as a parent in the same module does."""
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    unit = tmp_path / "pkg" / "unit.py"
-    unit.write_text(REASONING_UNIT, encoding="utf-8")
     model = REASONING_MODEL.replace("OWNER", owner).replace("RESET", reset)
-    (tmp_path / "pkg" / "model.py").write_text(model, encoding="utf-8")
+    unit = _package(tmp_path, {"unit.py": REASONING_UNIT, "model.py": model})["unit.py"]
     assert [(row, code) for row, code, _ in _found(unit)] == expected
 
 
@@ -886,13 +891,8 @@ def test_an_object_another_module_makes_afresh_in_its_reset(
     """An environment in another module that makes its history buffer afresh in `reset()` bounds
     what the buffer keeps to an episode, as a maker in the same module does; made afresh in a
     method of another name, it is kept for as long as the holder says nothing."""
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    history = tmp_path / "pkg" / "history.py"
-    history.write_text(HISTORY_BUFFER, encoding="utf-8")
-    (tmp_path / "pkg" / "env.py").write_text(SPIN_ENV.replace("METHOD", method), encoding="utf-8")
-    assert [(row, code) for row, code, _ in _found(history)] == expected
+    history = _package(tmp_path, {"history.py": HISTORY_BUFFER, "env.py": SPIN_ENV.replace("METHOD", method)})
+    assert [(row, code) for row, code, _ in _found(history["history.py"])] == expected
 
 
 EVALUATION = """\

@@ -1463,10 +1463,9 @@ def _called_units(index: ModuleIndex, call: cst.Call, caller: Unit) -> list[Unit
     method = method_of(index, caller.cls, func.attr.value)
     if method is not None:
         return [method, *subclass_overrides(index, caller.cls, func.attr.value)]
-    # A mixin's `self._on_after_backward()` that a sibling mixin defines: what each heir's MRO finds
-    inherited = [m for heir in heirs(index.classes, caller.cls) if (m := method_of(index, heir, func.attr.value))]
+    inherited = sibling_methods(index, caller.cls, func.attr.value)
     if inherited:
-        return list({id(m): m for m in inherited}.values())
+        return inherited
     classes = lineage(index.classes, caller.cls)
     called: list[Unit] = []
     for cls in classes:  # self.transform = Normalize(...): its __call__
@@ -1567,6 +1566,13 @@ def subclass_overrides(index: ModuleIndex, cls: ClassInfo, name: str) -> list[Un
             if sub is not cls and name in sub.methods and cls in lineage(index.classes, sub)
         ]
     return found
+
+
+def sibling_methods(index: ModuleIndex, cls: ClassInfo, name: str) -> list[Unit]:
+    """A mixin's `self._after_backward()` that a sibling mixin defines: what the MRO of each class
+    of the file that inherits from the mixin finds."""
+    found = [m for heir in heirs(index.classes, cls) if (m := method_of(index, heir, name)) is not None]
+    return list({id(m): m for m in found}.values())
 
 
 def method_of(index: ModuleIndex, cls: ClassInfo, name: str) -> Unit | None:

@@ -194,37 +194,43 @@ class Project:
         `unit.history.clear()`, `del unit.history[:]` in the model's forward): a parent that
         resets its child's list as it runs. The text scan finds the candidates, Python's parser
         confirms them (not a comment, not an unrelated class's name)."""
-        scan = self._scan(importer)
-        if scan is None:
-            return False
-        self.loaded.add(scan.folder)  # a module added there later may be the one that empties it
-        here = importer.resolve()
-        for path in scan.emptying(attribute):
-            if path == here:
-                continue
+
+        def empties(path: Path) -> bool:
             if path not in self._emptiers:
                 self._emptiers[path] = _emptied_from_outside(self._text(path))
             names, emptied = self._emptiers[path]
-            if owner_class in names and attribute in emptied:
-                self.loaded.add(path)
-                return True
-        return False
+            return owner_class in names and attribute in emptied
+
+        return self._elsewhere(importer, lambda scan: scan.emptying(attribute), empties)
 
     def made_afresh_elsewhere(self, importer: Path, owner_class: str) -> bool:
-        """Whether another module of the project makes an object of `owner_class` afresh in a reset
-        and keeps it on an object (`self.history_buffer = HistoryBuffer(...)` in an environment's
-        `reset()`): each episode gets its own, and what it keeps lasts that episode."""
+        """Whether another module of the project, one that imports the class, makes an object of
+        `owner_class` afresh in a reset and keeps it on an object (`self.history_buffer =
+        HistoryBuffer(...)` in an environment's `reset()`): each episode gets its own, and what it
+        keeps lasts that episode."""
+        here = importer.resolve()
+
+        def makes(path: Path) -> bool:
+            if not self._may_import(path, here, owner_class):
+                return False  # (a module that names another class so)
+            if path not in self._made_in_resets:
+                self._made_in_resets[path] = _made_in_resets(self._text(path))
+            return owner_class in self._made_in_resets[path]
+
+        return self._elsewhere(importer, lambda scan: scan.calling(owner_class), makes)
+
+    def _elsewhere(
+        self, importer: Path, candidates: Callable[[_Scan], list[Path]], holds: Callable[[Path], bool]
+    ) -> bool:
+        """Whether a module of the importer's project other than it, among those the text scan
+        finds, holds what its parser confirms."""
         scan = self._scan(importer)
         if scan is None:
             return False
-        self.loaded.add(scan.folder)  # a module added there later may be the one that makes it
+        self.loaded.add(scan.folder)  # a module added there later may be the one
         here = importer.resolve()
-        for path in scan.calling(owner_class):
-            if path == here or not self._may_import(path, here, owner_class):
-                continue  # (a module that names another class so, or none)
-            if path not in self._made_in_resets:
-                self._made_in_resets[path] = _made_in_resets(self._text(path))
-            if owner_class in self._made_in_resets[path]:
+        for path in candidates(scan):
+            if path != here and holds(path):
                 self.loaded.add(path)
                 return True
         return False

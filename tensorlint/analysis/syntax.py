@@ -32,7 +32,6 @@ from tensorlint.analysis.index import (
     called_from,
     first_iteration_calls,
     hand_on_containers,
-    heirs,
     is_step_method,
     lineage,
     member_methods,
@@ -42,6 +41,7 @@ from tensorlint.analysis.index import (
     run_once_calls,
     runs_per_batch,
     self_attribute,
+    sibling_methods,
     single_class,
     spread_repeating_roles,
     steps_once,
@@ -967,12 +967,8 @@ def _called_unit(call: cst.Call, caller: Unit, index: ModuleIndex) -> Unit | Non
         return None
     if func.value.value == caller.self_name and caller.cls is not None:  # `self.eval_one(batch)`
         found = method_of(index, caller.cls, func.attr.value)
-        if found is None:  # a sibling mixin's method, that the heirs' MRO finds
-            inherited = {
-                id(m): m for heir in heirs(index.classes, caller.cls) if (m := method_of(index, heir, func.attr.value))
-            }
-            found = next(iter(inherited.values())) if len(inherited) == 1 else None
-        return found
+        inherited = sibling_methods(index, caller.cls, func.attr.value) if found is None else []
+        return found if found is not None else (inherited[0] if len(inherited) == 1 else None)
     name = func.value.value
     cls = index.classes.get(_instance_class(name, caller) or _passed_class(name, caller, index) or "")
     method = cls.methods.get(func.attr.value) if cls is not None else None
