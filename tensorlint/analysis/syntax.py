@@ -740,18 +740,22 @@ def _computed(iterable: cst.BaseExpression) -> bool:
 
 
 def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
-    """`model(x)`, `self.encoder(src)`, or a function of the file that does (`_step(x, y)`)."""
+    """`model(x)`, `self.encoder(src)`, or a function of the file that does (`_step(x, y)`), or a
+    method of the class (`self.process(clip, target)`)."""
     called = dotted_name(call.func)
     if called is None:
         return False
     if _calls_a_network(call):
         return True
-    step = unit.lookup_def(called) if "." not in called else None
+    defined = unit.lookup_def(called) if "." not in called else None
+    step = defined.node if defined is not None else None
+    func = call.func
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and unit.cls is not None:
+        step = unit.cls.methods.get(func.attr.value) if func.value.value == unit.self_name else None
     return (
-        step is not None
-        and step is not unit
-        and type(step.node) is cst.FunctionDef
-        and any(type(node) is cst.Call and _calls_a_network(node) for node in own_nodes(step.node.body))
+        type(step) is cst.FunctionDef
+        and step is not unit.node
+        and any(type(node) is cst.Call and _calls_a_network(node) for node in own_nodes(step.body))
     )
 
 
