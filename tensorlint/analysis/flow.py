@@ -951,9 +951,15 @@ class _Walker:
         return self.local_instance(made.pop(), []) if len(made) == 1 else None
 
     def _instance_named(self, name: str) -> Value | None:
-        """An instance of the one class of the file that a parameter is named for."""
+        """An instance of the one class of the file that a parameter is named for (not the class of
+        the method itself: `MaskedModel.__init__(self, model)` is handed the model it wraps)."""
         words = name.lower().split("_")
-        named = {c for c in self.index.classes if class_word(c) == words[-1] and set(words) <= set(class_words(c))}
+        own = self.unit.cls.name if self.unit.cls is not None else None
+        named = {
+            c
+            for c in self.index.classes
+            if c != own and class_word(c) == words[-1] and set(words) <= set(class_words(c))
+        }
         return self.local_instance(named.pop(), []) if len(named) == 1 else None
 
     def _default_applies(self, param: cst.Param) -> bool:
