@@ -932,7 +932,8 @@ class _Walker:
         the file never calls (a handler given `engine`, another module's `GANEngine`'s)."""
         unit = self.unit
         if unit.is_method and not unit.call_sites and unit.name not in self.index.named_calls:
-            return self._instance_named(name)
+            # (not of the method's own class: `MaskedModel.__init__(self, model)` wraps another model)
+            return self._instance_named(name, excluding=unit.cls.name if unit.cls is not None else None)
         if unit.is_method or unit.parent is None:
             return None
         made = set()
@@ -950,15 +951,13 @@ class _Walker:
             return self._instance_named(name)
         return self.local_instance(made.pop(), []) if len(made) == 1 else None
 
-    def _instance_named(self, name: str) -> Value | None:
-        """An instance of the one class of the file that a parameter is named for (not the class of
-        the method itself: `MaskedModel.__init__(self, model)` is handed the model it wraps)."""
+    def _instance_named(self, name: str, excluding: str | None = None) -> Value | None:
+        """An instance of the one class of the file (other than `excluding`) that a parameter is named for."""
         words = name.lower().split("_")
-        own = self.unit.cls.name if self.unit.cls is not None else None
         named = {
             c
             for c in self.index.classes
-            if c != own and class_word(c) == words[-1] and set(words) <= set(class_words(c))
+            if c != excluding and class_word(c) == words[-1] and set(words) <= set(class_words(c))
         }
         return self.local_instance(named.pop(), []) if len(named) == 1 else None
 
