@@ -1599,12 +1599,16 @@ def respell_strings_and_spacing(fixture: Fixture) -> cst.Module | None:
     quotes, a space inside every other subscript's brackets. Python reads the same code, so the
     verdict may not rest on how each occurrence of an expression is spelled.
 
-    Strings holding a quote or a backslash keep theirs; brackets already broken over lines keep
-    their layout (a comment there may be a marker)."""
+    Strings holding a quote or a backslash keep theirs, as do strings inside an f-string's braces;
+    brackets already broken over lines keep their layout (a comment there may be a marker)."""
     swap: dict[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]] = {}
     strings = subscripts = 0
     for node in fixture.nodes:
-        if isinstance(node, cst.SimpleString) and (respelled := _in_other_quotes(node.value)) is not None:
+        if (
+            isinstance(node, cst.SimpleString)
+            and (respelled := _in_other_quotes(node.value)) is not None
+            and not _inside_f_string(fixture, node)
+        ):
             strings += 1
             if strings % 2:
                 swap[node] = _replace_with(node.with_changes(value=respelled))
@@ -1617,6 +1621,16 @@ def respell_strings_and_spacing(fixture: Fixture) -> cst.Module | None:
             if subscripts % 2:
                 swap[node] = _spaced_brackets
     return _swapped(fixture, swap)
+
+
+def _inside_f_string(fixture: Fixture, node: cst.CSTNode) -> bool:
+    """A string in an f-string's braces: before Python 3.12 it may not use the f-string's quotes."""
+    current = fixture.parents.get(node)
+    while current is not None:
+        if isinstance(current, cst.FormattedString):
+            return True
+        current = fixture.parents.get(current)
+    return False
 
 
 def _in_other_quotes(literal: str) -> str | None:
