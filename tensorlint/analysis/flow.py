@@ -605,15 +605,12 @@ class _Walker:
             # `self._process_fn = process_fn` in `__init__`: the one function every construction
             # in the file passes (`Engine(_update)`)
             given = constructor_arguments(self.index, stored[0][1], stored[0][0].value)
-            found = {
-                id(f[1])
-                if type(arg) is cst.Name and (f := self._function_named(site, arg.value, read_modules))
-                else None
+            found = [
+                self._function_named(site, arg.value, read_modules) if type(arg) is cst.Name else None
                 for arg, site in given
-            }
-            if len(found) == 1 and None not in found:
-                arg, site = given[0]
-                return self._function_named(site, cast(cst.Name, arg).value, read_modules)
+            ]
+            if found and all(found) and len({id(f[1]) for f in found if f}) == 1:
+                return found[0]
         return None
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
