@@ -154,6 +154,7 @@ from tensorlint.analysis.values import (
     is_torch_module_class,
     names_a_count,
     names_a_log,
+    names_a_loss_class,
     names_a_loss_value,
     names_integer_field,
     names_text,
@@ -291,12 +292,13 @@ class _Walker:
         return MODULE if evidence else UNKNOWN
 
     def attribute_of_self(self, expr: cst.BaseExpression) -> Value | None:
+        key = self._path_key(expr)
+        assigned_here = self.env.get(key) if key is not None else None
+        if assigned_here is not None:
+            return assigned_here  # `with torch.no_grad(): self.out = net(x)`, then `return self.out`
         attribute = self_attribute(self.unit, expr)
         if attribute is None:
             return None
-        assigned_here = self.env.get(self._attribute_key(attribute))
-        if assigned_here is not None:
-            return assigned_here  # `with torch.no_grad(): self.out = net(x)`, then `return self.out`
         assert self.unit.cls is not None
         return attribute_value(self.facts, self.unit.cls, attribute)
 
@@ -875,7 +877,9 @@ class _Walker:
                 # Ground truth (`target`, `labels`, `mask`) comes from the data, without a graph.
                 given = self._graph_given() and not is_data_name(name)
                 value = GRAPH if given else TENSOR
-            elif "Module" in words or any(is_torch_module_class(w) or self.is_local_module_class(w) for w in words):
+            elif "Module" in words or any(
+                is_torch_module_class(w) or self.is_local_module_class(w) or names_a_loss_class(w) for w in words
+            ):
                 annotated = single_class(words)  # `model: Tagger`: an instance of the file's module class
                 value = replace(MODULE, instance=annotated) if annotated in self.index.classes else MODULE
             elif (annotated := single_class(words)) and (instance := self.local_instance(annotated, [])):
@@ -1708,8 +1712,11 @@ class _Walker:
                 self.facts.attribute_writes.append(write)
             self._store_attribute(target, value)
             self._setter_effects(node, target, value_expr)
-            if (attribute := self_attribute(self.unit, target)) is not None:
-                self.env[self._attribute_key(attribute)] = value  # read back on this path
+            if (path := self._path_key(target)) is not None:
+                # read back on this path (`self.state.output = out`, then `self.state.output["loss"]`);
+                # what was set below the attribute is set no more
+                self.env = {k: v for k, v in self.env.items() if not k.startswith(f"{path}.")}
+                self.env[path] = value
         elif type(target) is cst.Subscript:
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
@@ -1982,8 +1989,8 @@ class _Walker:
             self.env[target.value] = Value(
                 tensor=joined.tensor, graph=joined.graph and self.grad_enabled, scalar=joined.scalar
             )
-        elif (attribute := self_attribute(self.unit, target)) is not None:
-            self.env.pop(self._attribute_key(attribute), None)  # `self.total += loss`: as the class sets it
+        elif (path := self._path_key(target)) is not None:
+            self.env.pop(path, None)  # `self.total += loss`: as the class sets it
 
     def _bind(self, target: cst.BaseExpression, value: Value, *, drops_graph: bool = False) -> None:
         if type(target) is cst.Name:
@@ -2719,10 +2726,15 @@ class _Walker:
             return None
         return tuple(self.returned_elements)
 
-    def _attribute_key(self, attribute: str) -> str:
-        """The name under which the walk holds `self.<attribute>` as set on this path: dotted, so
-        never a variable's (a call that may change it drops every dotted name)."""
-        return f"{self.unit.self_name}.{attribute}"
+    def _path_key(self, expr: cst.BaseExpression) -> str | None:
+        """The name under which the walk holds `self.<attribute>`, or a path below it
+        (`self.state.output`), as set on this path: dotted, so never a variable's (a call that may
+        change it drops every dotted name). None for an expression not so read off `self`."""
+        own = self.unit.self_name
+        if type(expr) is not cst.Attribute or own is None or self.unit.cls is None:
+            return None
+        dotted = dotted_name(expr)
+        return dotted if dotted is not None and dotted.startswith(f"{own}.") else None
 
     def _hands_over_self(self, call: cst.Call, recv: cst.BaseExpression | None) -> bool:
         """Whether a call may set attributes of `self`: a method of `self` (or of `super()`), or
@@ -3561,8 +3573,11 @@ def attribute_value(facts: Facts, cls: ClassInfo, attribute: str) -> Value:
         given = _unmoved(expr)
         if type(given) is cst.Name and unit.name == "__init__" and assigned.instance is None:
             # `self.model = model`, `self.criterion = criterion.cuda()`: an instance of the class
-            # that the file's constructions pass
-            assigned = replace(assigned, instance=_constructed(facts, unit, given.value).instance)
+            # that the file's constructions pass, and a network they all pass frozen
+            # (`Sampler(net)` after `net.requires_grad_(False)`) is frozen here too
+            constructed = _constructed(facts, unit, given.value)
+            frozen = assigned.frozen or (assigned.module and constructed.module and constructed.frozen)
+            assigned = replace(assigned, instance=constructed.instance, frozen=frozen)
         value = value.join(assigned)
         frozen_when_made.append(assigned.frozen)
     if value.instance is None:
@@ -3763,7 +3778,7 @@ def _local_scope_of(expr: cst.BaseExpression, method: str = "local_scope") -> st
 def _constructed(facts: Facts, init: Unit, param: str) -> Value:
     """What the file's `Cls(...)` calls give `__init__`'s parameter, joined: `Collator(torch.device("cuda"))`,
     `Collator(device)` after `device = "cuda"`, `Step(model)` for a parameter `model: Tagger`."""
-    joined = UNKNOWN
+    joined: Value | None = None  # (joined with what is passed, not with nothing: a frozen network stays frozen)
     for arg, caller in constructor_arguments(facts.index, init, param):
         scope = _Walker(facts, caller)
         at_end = facts.names_at_end(caller)
@@ -3772,13 +3787,36 @@ def _constructed(facts: Facts, init: Unit, param: str) -> Value:
         else:
             scope._bind_params()
         # A caller not walked yet: what its assignments bind the name to (`device = "cuda"`), and
-        # the names those read (`device = torch.device(args.device)` after `args = p.parse_args()`).
+        # the names those read (`device = torch.device(args.device)` after `args = p.parse_args()`);
+        # a name unpacked from a helper's tuple, its element (`net, cfg = load_model(path)`).
         given = caller.bindings.get(arg.value, [arg]) if type(arg) is cst.Name and at_end is None else [arg]
         if at_end is None:
             _bind_read_names(scope, caller, given, depth=2)
-        for value in given:
-            joined = joined.join(evaluate(value, scope))
-    return joined
+        values = [evaluate(value, scope) for value in given]
+        if not given and type(arg) is cst.Name and (element := _unpacked_element(scope, caller, arg.value)):
+            values.append(element)
+        for value in values:
+            joined = value if joined is None else joined.join(value)
+    return joined if joined is not None else UNKNOWN
+
+
+def _unpacked_element(scope: _Walker, unit: Unit, name: str) -> Value | None:
+    """What `a, b = helper(...)` binds `name` to, by the helper's summary, where that is the one
+    binding of `name` in `unit`."""
+    found = [
+        (node.value, position)
+        for node, _ in placed(unit, cst.Assign)
+        if type(node.value) is cst.Call
+        and len(node.targets) == 1
+        and isinstance(target := node.targets[0].target, (cst.Tuple, cst.List))
+        for position, element in enumerate(target.elements)
+        if type(element.value) is cst.Name and element.value.value == name
+    ]
+    if len(found) != 1:
+        return None
+    call, position = found[0]
+    elements = scope.summarized_elements(call)
+    return elements[position] if elements is not None and position < len(elements) else None
 
 
 def _bind_read_names(scope: _Walker, unit: Unit, values: list[cst.BaseExpression], depth: int) -> None:

@@ -345,10 +345,17 @@ def attribute_family(classes: dict[str, ClassInfo], cls: ClassInfo, attribute: s
     and its bases, or, when none of them assigns it (a mixin's `self.cache`), the classes using it
     and what they inherit (a sibling mixin's)."""
     family = lineage(classes, cls)
-    if any(attribute in c.attribute_values for c in family):
+    if any(not _placeholder(value) for c in family for value, _ in c.attribute_values.get(attribute, [])):
         return family
+    # (a mixin that only declares it, `self.batch_loss = None`, reads what a sibling sets)
     users = [c for heir in heirs(classes, cls) for c in lineage(classes, heir) if c not in family]
-    return list({id(c): c for c in users}.values())
+    declared = family if any(attribute in c.attribute_values for c in family) else []
+    return list({id(c): c for c in [*declared, *users]}.values())
+
+
+def _placeholder(value: cst.BaseExpression) -> bool:
+    """`None`: an attribute declared, to be set later."""
+    return type(value) is cst.Name and value.value == "None"
 
 
 @dataclass(frozen=True)

@@ -478,7 +478,7 @@ def refined_state(unit: Unit, loop: cst.For | cst.While) -> set[str]:
         read = names_in(value)
         previous = set().union(*(earlier.get(name, {name}) for name in read))
         from_network = bool(read & networked) or any(
-            type(n) is cst.Call and _names_a_network(n.func) for n in [value, *walk(value)]
+            type(n) is cst.Call and _runs_a_network(n, unit) for n in [value, *walk(value)]
         )
         for name in written:
             if name in previous and from_network:
@@ -503,12 +503,6 @@ def value_flows(nodes: Iterable[cst.CSTNode]) -> Iterator[tuple[set[str], cst.Ba
             grown = receiver(node)
             if type(grown) is cst.Name:
                 yield {grown.value}, node.args[0].value, True
-
-
-def _names_a_network(func: cst.BaseExpression) -> bool:
-    """`self.unet`, `model`, `self.decoder`: a callee named for a network."""
-    last = (dotted_name(func) or "").rsplit(".", 1)[-1]
-    return bool(last) and is_model_name(last)
 
 
 _GENERATION_WORDS = frozenset(["generate", "generation", "sample", "sampling", "decode", "decoding", "greedy", "beam"])

@@ -461,6 +461,11 @@ def is_loss_name(name: str) -> bool:
 _REPORTING_WORDS = frozenset(["reduce", "log", "format", "print", "str", "dict", "summary", "summarize", "report"])
 
 
+def names_a_loss_class(name: str) -> bool:
+    """A class named for a loss (`FocalLoss`, `Py4CastLoss`): a module that computes one from its inputs."""
+    return name[:1].isupper() and name.endswith("Loss")
+
+
 def names_a_loss_value(name: str) -> bool:
     """A name for a computed loss, not for a function, weight or scale of one: `loss`,
     `total_loss`, `d_loss`, `val_losses`, `gloss`."""
