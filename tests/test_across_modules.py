@@ -1999,3 +1999,57 @@ def test_what_another_modules_objects_keep_through_kwargs_singletons_and_excepti
     train = tmp_path / "train.py"
     train.write_text(RECORDED, encoding="utf-8")
     assert [(row, code) for row, code, _ in _found(train)] == [(11, "TL007"), (17, "TL004"), (19, "TL001")]
+
+
+ROLLOUT_BUFFER = """\
+import torch
+
+
+class RolloutBuffer:
+    def __init__(self):
+        self.storage = []
+
+    def add(self, obs, action, value):
+        self.storage.append((obs, action, value))
+
+    def clear(self):
+        self.storage.clear()
+
+
+class Agent:
+    def __init__(self, policy, envs):
+        self.policy, self.envs = policy.cuda(), envs
+        self.buffer = RolloutBuffer()
+        self.obs = torch.as_tensor(envs.reset(), device="cuda")
+
+    @torch.no_grad()
+    def collect(self, steps):
+        for _ in range(steps):
+            action, value = self.policy(self.obs)
+            next_obs, reward, done, _ = self.envs.step(action.cpu().numpy())
+            self.buffer.add(self.obs, action, value)
+            self.obs = torch.as_tensor(next_obs, device="cuda")
+"""
+
+RUNNER = """\
+from pkg.agent import Agent
+
+
+def run(policy, envs, iterations):
+    agent = Agent(policy, envs)
+    for _ in range(iterations):
+        agent.collect(128)
+        CLEAR
+"""
+
+
+@pytest.mark.parametrize(
+    ("clear", "expected"),
+    [("agent.buffer.clear()", []), ("pass", [(9, "TL001")])],
+)
+def test_a_reset_that_no_code_calls(tmp_path: Path, clear: str, expected: list[tuple[int, str]]) -> None:
+    """A rollout buffer's `clear()` bounds what `add` keeps when some module calls it (here the
+    runner, once per iteration); where no code of the project calls it, it never runs, and the
+    device tensors of every step are kept for the run."""
+    modules = _package(tmp_path, {"agent.py": ROLLOUT_BUFFER, "run.py": RUNNER.replace("CLEAR", clear)})
+    assert [(row, code) for row, code, _ in _found(modules["agent.py"])] == expected

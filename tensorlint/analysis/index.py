@@ -1241,7 +1241,8 @@ def reset_only_while_built(
         if id(unit) not in built:
             built[id(unit)] = False  # a cycle of methods proves nothing
             found = callers.get(id(unit), [])
-            built[id(unit)] = bool(found) and all(only_at_build(caller) for caller in found)
+            never_run = not found and unit.name in uncalled  # a public reset that no code calls
+            built[id(unit)] = never_run or (bool(found) and all(only_at_build(caller) for caller in found))
         return built[id(unit)]
 
     return all(only_at_build(unit) for unit in resets)
