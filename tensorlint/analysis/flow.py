@@ -2733,8 +2733,10 @@ class _Walker:
         own = self.unit.self_name
         if type(expr) is not cst.Attribute or own is None or self.unit.cls is None:
             return None
-        dotted = dotted_name(expr)
-        return dotted if dotted is not None and dotted.startswith(f"{own}.") else None
+        root = expr.value
+        while type(root) is cst.Attribute:
+            root = root.value
+        return dotted_name(expr) if type(root) is cst.Name and root.value == own else None
 
     def _hands_over_self(self, call: cst.Call, recv: cst.BaseExpression | None) -> bool:
         """Whether a call may set attributes of `self`: a method of `self` (or of `super()`), or
