@@ -79,11 +79,13 @@ class GraphAccumulatedInLoop(Rule):
     its caller's `backward()` (an A2C rollout's log-probabilities, a sampled caption's for
     REINFORCE). So does
     a sampler's loop in a function named so: each step rebuilds a state from the network's output
-    on it and from its own previous value (DDIM's `eps = self.unet(x, t)`, `x0 = ...`, `x = a * x0 +
-    d`; a beam's scores through the candidates it keeps), and the graph of every step stays alive
+    on it and from its own previous value (DDIM's `eps = self.unet(x, t)`, also through a method
+    of the class that runs the network, `eps = self._eps(x, t)`; `x0 = ...`, `x = a * x0 + d`; a
+    beam's scores through the candidates it keeps), and the graph of every step stays alive
     until sampling returns; the state the function returns is reported where the file shows its
     calls and none runs under `no_grad` or backpropagates the samples (DDPO-style training through
-    the sampler). A loop
+    the sampler), nor gives it a network frozen with `requires_grad_(False)` (also one a loader
+    hands back in a tuple: `net, cfg = load_model(path)`, then `Sampler(net)`). A loop
     over a fixed list of views or transforms is not, nor, in a network's own method, one over the
     pieces it cut from its input (`batches = []` filled from the chunks of a string: one output's
     graph), whatever the list is named. A comprehension over a loader
