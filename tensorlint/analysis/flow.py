@@ -110,6 +110,7 @@ from tensorlint.analysis.syntax import (
     drops_graph,
     element_class,
     enables_gradients,
+    entries_replaced,
     fetches_next,
     free_names,
     hands_over_data,
@@ -1130,8 +1131,19 @@ class _Walker:
         self.rebound &= rebound
         for emptied in emptied_each(statement):
             self._note_reset(emptied, True)
+        if type(statement) is cst.For and (replaced := entries_replaced(statement)) is not None:
+            self._entries_converted(*replaced)
         if statement.orelse is not None:
             self._block(statement.orelse.body)
+
+    def _entries_converted(self, name: str, written: list[cst.BaseExpression]) -> None:
+        """A dict whose every tensor entry a loop replaced by a value without history: numbers
+        (`logs[k] = v.item()`, `.cpu().numpy()`) or detached tensors (`d[k] = d[k].detach()`)."""
+        numbers = all(_to_numbers(value) for value in written)
+        if not numbers and not all(_drops_graph(value) for value in written):
+            return
+        converted = replace(self.lookup(name).without_graph(), sources=frozenset())
+        self.env[name] = replace(converted, tensor=False, scalar=True, keys=None) if numbers else converted
 
     def _item(self, iterable: cst.BaseExpression) -> Value:
         """What each item of a loop over `iterable` is."""
@@ -3202,6 +3214,14 @@ def _read_with_history(expr: cst.BaseExpression) -> list[cst.CSTNode]:
         found.append(node)
         stack += children(node)
     return found
+
+
+def _to_numbers(expr: cst.BaseExpression) -> bool:
+    """`v.item()`, `v.tolist()`, `x.detach().cpu().numpy()`, `float(v)`: Python or NumPy numbers."""
+    if type(expr) is not cst.Call:
+        return False
+    name = callee_name(expr)
+    return name in ("float", "int") if type(expr.func) is cst.Name else name in ("item", "tolist", "numpy")
 
 
 def _drops_graph(expr: cst.BaseExpression) -> bool:

@@ -464,6 +464,84 @@ def names_generation(unit: Unit) -> bool:
     return type(node) is cst.FunctionDef and bool(set(node.name.value.lower().split("_")) & _GENERATION_WORDS)
 
 
+def entries_replaced(loop: cst.For) -> tuple[str, list[cst.BaseExpression]] | None:
+    """A loop over a dict's keys or items that writes each entry anew (`for k, v in logs.items():
+    logs[k] = v.item()`, or only where the entry is a tensor: `if isinstance(info[k], torch.Tensor):
+    info[k] = info[k].detach().cpu().numpy()`): the dict's name and the values written. None where
+    an entry may be left as it was (a write under another test) or another key is written."""
+    iterated = loop.iter
+    if type(iterated) is cst.Call and callee_name(iterated) == "list" and len(iterated.args) == 1:
+        iterated = iterated.args[0].value
+    method, owner = None, iterated
+    if type(iterated) is cst.Call and type(iterated.func) is cst.Attribute and not iterated.args:
+        method, owner = iterated.func.attr.value, iterated.func.value  # `logs.items()`
+    target = loop.target
+    if method not in (None, "keys", "items"):
+        return None
+    if method == "items" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        key, item = target.elements[0].value, target.elements[1].value
+    else:
+        key, item = target, None
+    if type(owner) is not cst.Name or type(key) is not cst.Name or (method == "items") != (item is not None):
+        return None
+    entry = cst.Subscript(value=owner, slice=[cst.SubscriptElement(cst.Index(key))])
+
+    def guards_a_tensor(test: cst.BaseExpression) -> bool:  # `isinstance(info[k], torch.Tensor)`
+        if not (type(test) is cst.Call and test.args):
+            return False
+        checked = test.args[0].value
+        name = dotted_name(test.func) or ""
+        of_entry = same_code(checked, entry) or (item is not None and same_code(checked, item))
+        tensor_test = name.endswith("is_tensor") or (
+            name == "isinstance" and len(test.args) == 2 and (dotted_name(test.args[1].value) or "").endswith("Tensor")
+        )
+        return of_entry and tensor_test
+
+    def copies_the_entry(value: cst.BaseExpression) -> bool:
+        return (
+            type(value) is cst.Call
+            and callee_name(value) in ("deepcopy", "copy")
+            and len(value.args) == 1
+            and (same_code(value.args[0].value, entry) or (item is not None and same_code(value.args[0].value, item)))
+        )
+
+    written: list[cst.BaseExpression] = []
+
+    def scan(statements: Sequence[cst.CSTNode], partial: bool) -> bool:
+        """Whether the writes to the dict in `statements` are each entry's, and each on every path
+        that has a tensor there (`partial`: under another test)."""
+        for statement in statements:
+            if type(statement) is cst.If:
+                alternative = statement.orelse
+                if not scan(statement.body.body, partial or not guards_a_tensor(statement.test)):
+                    return False
+                if alternative is not None and not scan(
+                    alternative.body.body if type(alternative) is cst.Else else [alternative], True
+                ):
+                    return False
+                continue
+            small = (
+                statement.body[0]
+                if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
+                else statement
+            )
+            for node in [statement, *own_nodes(statement)]:
+                if type(node) is not cst.Assign:
+                    continue
+                for assigned in node.targets:
+                    if type(assigned.target) is cst.Subscript and same_code(assigned.target.value, owner):
+                        if copies_the_entry(node.value) and same_code(assigned.target, entry):
+                            continue  # `info[k] = copy.deepcopy(info[k])`: the entry as it is by then
+                        if partial or node is not small or not same_code(assigned.target, entry):
+                            return False  # an entry left as it was on some path, another key, a nested write
+                        written.append(node.value)
+        return True
+
+    if not scan(loop.body.body, False) or not written:
+        return None
+    return owner.value, written
+
+
 def refined_state(unit: Unit, loop: cst.For | cst.While) -> set[str]:
     """A sampler's state: what the iteration rebuilds from the network's output and from its own
     previous value (`eps = self.unet(x, t)`, `x0 = (x - s * eps) / a`, `x = a_prev * x0 + d`; a beam's
