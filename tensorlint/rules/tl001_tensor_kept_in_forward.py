@@ -24,6 +24,7 @@ from tensorlint.analysis import (
     holds_tensors,
     is_loss_name,
     is_metric_class,
+    is_model_name,
     last_statement,
     lineage,
     metric_list_states,
@@ -141,7 +142,9 @@ class TensorKeptInForward(Rule):
     embeddings or features, still on the device, in a list or dict made before it
     (`all_image_features.append(image_features)` in a retrieval evaluation, `self.encoder(x)` in
     an indexer's pass) is reported too: the container holds the whole dataset's vectors in device
-    memory when the loop ends.
+    memory when the loop ends. What is kept is named by the container, the names the value is read
+    from and the fields read off it (`model(x).last_hidden_state`), not by the inputs handed to the
+    network (`model(**features).logits` keeps logits).
 
     ## Why is this bad?
     `forward` runs once per batch, so the container gains one tensor per batch until the
@@ -444,9 +447,24 @@ def _outputs_kept_on_device(facts: Facts, store: Store) -> Loop | None:
         return None  # emptied as it goes, or nothing shows the batches leave the host
     if _stops_when_full(loop.node):
         return None  # `if len(images) >= n: break`: n examples, not the dataset
-    if not any(word in name.lower() for name in (root, *references(store.value_expr)) for word in _FEATURE_WORDS):
+    if not any(word in name.lower() for name in (root, *_kept_names(store.value_expr)) for word in _FEATURE_WORDS):
         return None  # logits or predictions of an evaluation set: a few numbers per sample
     return loop if _network_output(store, loop) else None
+
+
+def _kept_names(expr: cst.BaseExpression) -> set[str]:
+    """The names a kept value is read from and the fields read off it (`outputs.hidden_states`,
+    `model(x).last_hidden_state`), not the inputs handed to a network called by its name
+    (`model(**features).logits` keeps logits, not the tokenizer's `features`)."""
+    inputs = [
+        arg.value
+        for call in [expr, *walk(expr)]
+        if type(call) is cst.Call and is_model_name((dotted_name(call.func) or "").rsplit(".", 1)[-1])
+        for arg in call.args
+    ]
+    handed = set().union(*(references(value) for value in inputs))
+    fields = {node.attr.value for node in [expr, *walk(expr)] if type(node) is cst.Attribute}
+    return (references(expr) - handed) | fields
 
 
 def _batched_by_hand(loop: Loop) -> bool:
