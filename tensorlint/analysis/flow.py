@@ -1733,7 +1733,7 @@ class _Walker:
             if self.facts.is_numpy_array(self.unit, target.value):
                 return  # `self.q_values[idx] = reward`: NumPy stores the number, not the tensor
             repeated = bool(self.loops) or self.unit.called_per_batch
-            if (
+            if text_key(target) is None and (  # (`inputs["radius"] = r`: an entry of a mapping, not storage)
                 self._writes_into_buffer(target.value)
                 or (repeated and self._made_tensor(target.value))
                 or self._fills_own_tensor(target)
