@@ -2746,6 +2746,8 @@ class _Walker:
         if type(expr) is not cst.Attribute or own is None or self.unit.cls is None:
             return None
         root = expr.value
+        if type(root) is cst.Name:  # `self.x`, most reads: no chain to spell
+            return f"{own}.{expr.attr.value}" if root.value == own else None
         while type(root) is cst.Attribute:
             root = root.value
         return dotted_name(expr) if type(root) is cst.Name and root.value == own else None
