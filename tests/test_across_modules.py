@@ -2053,3 +2053,36 @@ def test_a_reset_that_no_code_calls(tmp_path: Path, clear: str, expected: list[t
     device tensors of every step are kept for the run."""
     modules = _package(tmp_path, {"agent.py": ROLLOUT_BUFFER, "run.py": RUNNER.replace("CLEAR", clear)})
     assert [(row, code) for row, code, _ in _found(modules["agent.py"])] == expected
+
+
+LIGHTNING_COLLECTOR = """\
+import lightning.pytorch as pl
+import torch
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.eval_probs = []
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.eval_probs.append(self.net(x).softmax(-1).detach())
+
+    def on_validation_epoch_end(self):
+        probs = torch.cat(self.eval_probs)
+        self.log("val/confidence", probs.max(-1).values.mean())
+        self.eval_probs = []
+
+
+def build(net):
+    return Classifier(net)
+"""
+
+
+def test_a_reset_that_the_framework_calls(tmp_path: Path) -> None:
+    """A LightningModule's `on_validation_epoch_end` empties what `validation_step` collects: no
+    code of the project calls it, Lightning does, once per epoch."""
+    modules = _package(tmp_path, {"model.py": LIGHTNING_COLLECTOR, "run.py": "from pkg.model import build\n"})
+    assert _found(modules["model.py"]) == []

@@ -474,16 +474,19 @@ class Facts:
         """The public methods emptying `self.<attribute>` that no code calls but the class's own
         methods (a meter's `reset()` that only its `__init__` calls), where the project shows all
         the code there is: for a class this file builds, with no base from elsewhere but torch's
-        modules (a framework calls a `Metric`'s or a callback's `reset`)."""
+        modules (a framework calls a `Metric`'s or a callback's `reset`, a LightningModule's
+        `on_train_epoch_end`)."""
         family = lineage(self.index.classes, cls)
         if self.project is None or self.path is None or cls.name not in self.index.named_calls:
             return frozenset()
         if any(
-            base and base not in self.index.classes and not (is_plain_base(base) or is_torch_module_class(base))
+            base
+            and base not in self.index.classes
+            and not (is_plain_base(base) or (is_torch_module_class(base) and base.startswith("torch.")))
             for c in family
             for base in c.base_names
         ):
-            return frozenset()
+            return frozenset()  # (Lightning, transformers: a framework calls their hooks by name)
         public = {
             unit.name for c in family for unit in c.managed_in.get(attribute, []) if not unit.name.startswith("_")
         }
