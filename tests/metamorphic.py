@@ -1571,11 +1571,11 @@ def _loop_state(function: cst.FunctionDef, loop: cst.For) -> list[str] | None:
         p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
     }
     bound_before = params | {n for s in before for n in _assigned_in(s)}
-    own = {n.value for n in _walk(loop.target) if isinstance(n, cst.Name)}
-    used = {n.value for n in _walk(loop.body) if isinstance(n, cst.Name)}
+    own = _variables(loop.target)
+    used = _variables(loop.body)
     shared = sorted((used & bound_before) - own)
     made = _assigned_in(loop.body) - set(shared)
-    read_after = {n.value for s in after for n in _walk(s) if isinstance(n, cst.Name)}
+    read_after = {n for s in after for n in _variables(s)}
     later = {n for s in after for n in _assigned_in(s)}
     if made & read_after or (used - own - bound_before) & later or "super" in used:
         return None
@@ -1583,12 +1583,32 @@ def _loop_state(function: cst.FunctionDef, loop: cst.For) -> list[str] | None:
 
 
 def _assigned_in(node: cst.CSTNode) -> set[str]:
-    """Names a statement binds: assignment, augmented assignment and loop targets."""
+    """Names a statement binds: assignment, augmented assignment and loop targets (`x`, `a, *b`;
+    not `self.x` nor `d[k]`, which change an object and bind no name)."""
     names: set[str] = set()
     for child in [node, *_walk(node)]:
         if isinstance(child, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For):
-            names |= {n.value for n in [child.target, *_walk(child.target)] if isinstance(n, cst.Name)}
+            names |= _bound_names(child.target)
     return names
+
+
+def _bound_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {n for element in target.elements for n in _bound_names(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return set()
+
+
+def _variables(node: cst.CSTNode) -> set[str]:
+    """The names `node` reads or binds: not an attribute's field (`self.state` reads `self`) nor
+    a keyword's name."""
+    nodes = [node, *_walk(node)]
+    fields = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
+    fields |= {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    return {n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in fields}
 
 
 # --- 11. the order of definitions -----------------------------------------------------------------

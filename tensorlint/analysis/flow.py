@@ -594,9 +594,16 @@ class _Walker:
     def _stored_function(self, func: cst.Attribute, read_modules: bool) -> tuple[Facts, Unit] | None:
         """`self.critic_loss_fn(...)` where the class, its bases and its subclasses store one
         function of the project by its name (`self.critic_loss_fn = ppo_critic_loss`, not a
-        parameter so named), and no code sets it on an object from outside."""
+        parameter so named), and no code sets it on an object from outside; also on an object of
+        such a class of this file (`engine._process_fn(engine, batch)`)."""
         cls, attribute = self.unit.cls, func.attr.value
-        if cls is None or not self._on_self(func.value) or attribute in self.index.foreign_attributes:
+        if not self._on_self(func.value):
+            if not any(attribute in c.attribute_values for c in self.index.classes.values()):
+                return None  # (no class of the file sets it: nothing to evaluate the owner for)
+            owner = evaluate(func.value, self).instance
+            known = self.facts.class_of(owner) if owner is not None else None
+            cls = known[1] if known is not None and known[0] is self.facts else None
+        if cls is None or attribute in self.index.foreign_attributes:
             return None
         family = [*lineage(self.index.classes, cls), *heirs(self.index.classes, cls)]
         stored = [pair for c in family for pair in c.attribute_values.get(attribute, [])]
