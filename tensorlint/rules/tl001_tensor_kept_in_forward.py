@@ -463,7 +463,8 @@ def _kept_names(expr: cst.BaseExpression) -> set[str]:
         for arg in call.args
     ]
     handed = set().union(*(references(value) for value in inputs))
-    fields = {node.attr.value for node in [expr, *walk(expr)] if type(node) is cst.Attribute}
+    inside = {id(node) for value in inputs for node in [value, *walk(value)]}
+    fields = {node.attr.value for node in [expr, *walk(expr)] if type(node) is cst.Attribute and id(node) not in inside}
     return (references(expr) - handed) | fields
 
 
