@@ -170,7 +170,8 @@ class TensorKeptInForward(Rule):
     containers emptied in the same call on every path (before or after the store)
     or cleared in another method of the class (or of a base class in another module of the
     project, unless the class overrides that method without calling it; a public `clear()` that
-    no code of the project calls never runs, and bounds nothing) or by the object that owns it
+    no code of the project calls never runs, and bounds nothing, unless the class has a framework's
+    base, such as Lightning's, whose hooks the framework calls) or by the object that owns it
     (`del self.child.feats[:]`, also from another module of the project that names the class:
     `self.unit.history = []` in the model's forward; `if name not in acts: acts[name] = []` only creates a missing
     list, it empties none), a helper's list that every step calling it empties on every path
