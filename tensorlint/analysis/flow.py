@@ -572,10 +572,10 @@ class _Walker:
                 return facts, unit
             if type(func.value) is not cst.Name or self.imports.origin(func.value.value) is None:
                 return None  # (`tracker.add(x)` after `from tracker import tracker`: an object's method)
-        method = func.attr.value
+        method, known = func.attr.value, self._owner_class(func.value)
         return (
-            self._method_of(func.value, method)
-            or self._stored_function(func, read_modules)
+            (_inherited_method(*known, method) if known is not None else None)
+            or self._stored_function(func, known, read_modules)
             or self._method_named_for(func.value, method, across_project, call)
         )
 
@@ -591,18 +591,16 @@ class _Walker:
         found = facts.index.module_unit.defs.get(defined)
         return (facts, found) if found is not None and type(found.node) is cst.FunctionDef else None
 
-    def _stored_function(self, func: cst.Attribute, read_modules: bool) -> tuple[Facts, Unit] | None:
+    def _stored_function(
+        self, func: cst.Attribute, owner: tuple[Facts, ClassInfo] | None, read_modules: bool
+    ) -> tuple[Facts, Unit] | None:
         """`self.critic_loss_fn(...)` where the class, its bases and its subclasses store one
         function of the project by its name (`self.critic_loss_fn = ppo_critic_loss`, not a
         parameter so named), and no code sets it on an object from outside; also on an object of
-        such a class of this file (`engine._process_fn(engine, batch)`)."""
+        such a class of this file (`engine._process_fn(engine, batch)`; `owner`: its class)."""
         cls, attribute = self.unit.cls, func.attr.value
         if not self._on_self(func.value):
-            if not any(attribute in c.attribute_values for c in self.index.classes.values()):
-                return None  # (no class of the file sets it: nothing to evaluate the owner for)
-            owner = evaluate(func.value, self).instance
-            known = self.facts.class_of(owner) if owner is not None else None
-            cls = known[1] if known is not None and known[0] is self.facts else None
+            cls = owner[1] if owner is not None and owner[0] is self.facts else None
         if cls is None or attribute in self.index.foreign_attributes:
             return None
         family = [*lineage(self.index.classes, cls), *heirs(self.index.classes, cls)]
@@ -625,11 +623,13 @@ class _Walker:
 
     def _method_of(self, owner: cst.BaseExpression, method_name: str) -> tuple[Facts, Unit] | None:
         """The method of the project's class that `owner` is an instance of."""
+        known = self._owner_class(owner)
+        return _inherited_method(*known, method_name) if known is not None else None
+
+    def _owner_class(self, owner: cst.BaseExpression) -> tuple[Facts, ClassInfo] | None:
+        """The project's class that `owner` is an instance of."""
         instance = evaluate(owner, self).instance
-        known = self.facts.class_of(instance) if instance else self._imported_instance(owner)
-        if known is None:
-            return None
-        return _inherited_method(*known, method_name)
+        return self.facts.class_of(instance) if instance else self._imported_instance(owner)
 
     def _imported_instance(self, owner: cst.BaseExpression) -> tuple[Facts, ClassInfo] | None:
         """The class of an object another module of the project makes once, at its top level, and
