@@ -817,7 +817,7 @@ def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
     called = dotted_name(call.func)
     if called is None:
         return False
-    if _calls_a_network(call):
+    if calls_a_network(call):
         return True
     defined = unit.lookup_def(called) if "." not in called else None
     step = defined.node if defined is not None else None
@@ -827,11 +827,12 @@ def _runs_a_network(call: cst.Call, unit: Unit) -> bool:
     return (
         type(step) is cst.FunctionDef
         and step is not unit.node
-        and any(type(node) is cst.Call and _calls_a_network(node) for node in own_nodes(step.body))
+        and any(type(node) is cst.Call and calls_a_network(node) for node in own_nodes(step.body))
     )
 
 
-def _calls_a_network(call: cst.Call) -> bool:
+def calls_a_network(call: cst.Call) -> bool:
+    """`model(x)`, `self.encoder(src)`: a call of a callee named for a network."""
     called = dotted_name(call.func)
     return called is not None and is_model_name(called.rsplit(".", 1)[-1])
 

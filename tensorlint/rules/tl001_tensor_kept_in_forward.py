@@ -19,12 +19,12 @@ from tensorlint.analysis import (
     bounded_per_call,
     callee_name,
     callees,
+    calls_a_network,
     dotted_name,
     handed_on,
     holds_tensors,
     is_loss_name,
     is_metric_class,
-    is_model_name,
     last_statement,
     lineage,
     metric_list_states,
@@ -460,7 +460,7 @@ def _kept_names(expr: cst.BaseExpression) -> set[str]:
     inputs = [
         arg.value
         for call in [expr, *walk(expr)]
-        if type(call) is cst.Call and is_model_name((dotted_name(call.func) or "").rsplit(".", 1)[-1])
+        if type(call) is cst.Call and calls_a_network(call)
         for arg in call.args
     ]
     handed = set().union(*(references(value) for value in inputs))
