@@ -124,6 +124,7 @@ from tensorlint.analysis.syntax import (
     names_generation,
     own_nodes,
     parts_run_without_grad,
+    few_pieces,
     pieces_made_here,
     refined_state,
     removes_handles,
@@ -3017,6 +3018,8 @@ class _Walker:
             and pieces_made_here(iterable.value, self.unit, self.imports)
         ):
             return True  # the chunks a network's method cut from its input
+        if type(iterable) is cst.Name and few_pieces(iterable.value, self.unit):
+            return True  # a few pieces of one iteration (its labelled and unlabelled batches)
         if type(iterable) is cst.Call:
             name = callee_name(iterable)
             if name in COMPUTED_COLLECTIONS:

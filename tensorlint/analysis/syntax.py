@@ -169,7 +169,11 @@ def _iterates_data(iterable: cst.BaseExpression, unit: Unit, imports: Imports, d
     }
     for name in references(iterable) - called - counts:  # what is iterated, not the functions called on it
         network = unit.cls is not None and unit.cls.is_module
-        if _names_data(name) and not (network and pieces_made_here(name, unit, imports, depth)):
+        if (
+            _names_data(name)
+            and not (network and pieces_made_here(name, unit, imports, depth))
+            and not ("." not in name and few_pieces(name, unit))
+        ):
             return True  # train_loader, test_iter, valid_itr (fairseq), val_batches, dataset, val_data, train_dl
         if "." in name:
             continue
@@ -241,6 +245,67 @@ def pieces_made_here(name: str, unit: Unit, imports: Imports, depth: int = 2) ->
             if any(fetches_next(inner) for inner in loop_calls(unit, loop)):
                 return False
     return True
+
+
+def few_pieces(name: str, unit: Unit) -> bool:
+    """A list that the function makes from a literal and fills a fixed number of times, each fill
+    in no loop of its own (`batch_list = []` in an iteration over batches, then
+    `batch_list.append(batch_label)` and, on a branch, `batch_list.append(batch_nolabel)`): a loop
+    over it goes over a few pieces of one iteration, whatever they are named, not over data. A
+    list handed to a call (which may fill it) or bound to anything but a literal is not known."""
+    made: set[tuple[cst.For | cst.While, ...]] = set()
+    for assign, place in placed(unit, cst.Assign):
+        for target in assign.targets:
+            if name not in target_names(target.target):
+                continue
+            if not _binds_a_literal(target.target, assign.value, name):
+                return False
+            made.add(place.loops)
+    if len(made) != 1 or any(name in target_names(node.target) for node, _ in placed(unit, cst.AnnAssign)):
+        return False  # made at several depths, or bound to what is not known
+    if any(name in target_names(loop.target) for loop, _ in placed(unit, cst.For)):
+        return False
+    (loops,) = made
+    for node, place in placed(unit, cst.AugAssign):
+        if dotted_name(node.target) == name and (place.loops != loops or not _adds_a_literal(node)):
+            return False  # `pieces += more`, or filled in a loop of its own
+    for call, place in placed(unit, cst.Call):
+        handed = any(type(arg.value) is cst.Name and arg.value.value == name for arg in call.args)
+        if handed and callee_name(call) not in _READERS:
+            return False  # `fill(batches)`: what the callee puts there is not known
+        owner = receiver(call)
+        if type(owner) is cst.Name and owner.value == name and callee_name(call) in ("append", "insert", "extend"):
+            extended = call.args[0].value if callee_name(call) == "extend" and call.args else None
+            if place.loops != loops or (extended is not None and type(extended) not in (cst.List, cst.Tuple)):
+                return False  # filled in a loop of its own, or by what another iterable holds
+    return True
+
+
+# Calls that read the items of what they are given and put none there: `zip(batch_list, sizes)`.
+_READERS = frozenset(
+    ["zip", "enumerate", "len", "reversed", "sorted", "list", "tuple", "iter", "sum", "max", "min", "any", "all",
+     "print", "cat", "stack", "concat", "concatenate"]
+)  # fmt: skip
+
+
+def _binds_a_literal(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> bool:
+    """Whether `target = value` binds `name` to a list or tuple literal (`a, b = [], []` pairwise)."""
+    if type(target) is cst.Name:
+        return type(value) in (cst.List, cst.Tuple)
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return False
+        return all(
+            _binds_a_literal(element.value, given.value, name)
+            for element, given in zip(target.elements, value.elements, strict=True)
+            if name in target_names(element.value)
+        )
+    return False
+
+
+def _adds_a_literal(node: cst.AugAssign) -> bool:
+    """`pieces += [x]`: a fixed number of items."""
+    return type(node.operator) is cst.AddAssign and type(node.value) in (cst.List, cst.Tuple)
 
 
 def _wraps_data(value: cst.BaseExpression, unit: Unit, imports: Imports, depth: int) -> bool:

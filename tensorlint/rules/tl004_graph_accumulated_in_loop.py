@@ -88,7 +88,10 @@ class GraphAccumulatedInLoop(Rule):
     hands back in a tuple: `net, cfg = load_model(path)`, then `Sampler(net)`). A loop
     over a fixed list of views or transforms is not, nor, in a network's own method, one over the
     pieces it cut from its input (`batches = []` filled from the chunks of a string: one output's
-    graph), whatever the list is named. A comprehension over a loader
+    graph), whatever the list is named, nor one over a list that the function fills a fixed number
+    of times, no fill in a loop of its own (a step's labelled and unlabelled batches, `data_list =
+    []` then one `append` each): the few pieces of one iteration, whose history a list made afresh
+    in that iteration keeps only until the next. A comprehension over a loader
     is such a loop: `[criterion(model(x), y) for x, y in val_loader]`, and a generator that
     `sum`, `list` or `torch.cat` folds together, keep every batch's graph at once (not one consumed
     a batch at a time, nor micro-batches summed into a loss that is backpropagated).
