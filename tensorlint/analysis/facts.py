@@ -99,11 +99,15 @@ class Store:
     via: str | None = None  # when a helper does the storing: "`record` appends it to its `history`"
     fresh: bool = False  # the container was emptied earlier in the same call, on every path to here
     concatenates: bool = False  # `buf = torch.cat([buf, t])`: a tensor buffer that grows by `t`
-    reset_this_iteration: bool = False  # as for `Accumulation`
+    reset_in: frozenset[int] = frozenset()  # as for `Accumulation`
     # What the entry is looked up by: the key of `d[k] = v` and `d.setdefault(k, v)`, the member of `s.add(m)`.
     key: Value | None = None
     # A helper of another object keeps it in a list or dict that nothing empties (`Summary.kept_for_the_run`).
     for_the_run: bool = False
+
+    @property
+    def reset_this_iteration(self) -> bool:
+        return _reset_in_innermost(self.loops, self.reset_in)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,11 +121,21 @@ class Accumulation:
     value_expr: cst.BaseExpression
     loops: tuple[Loop, ...]
     via: str | None = None  # when a helper's method does it: "`AverageMeter.update` adds it to `self.sum`"
-    # The target was assigned afresh earlier in the same iteration of the innermost loop, on every path.
-    reset_this_iteration: bool = False
+    # The loops (their nodes' ids) in whose iteration the target was assigned afresh earlier, on
+    # every path to here (`total = 0` before an inner loop over a batch's sources, in an `if`).
+    reset_in: frozenset[int] = frozenset()
     appended: bool = False  # the helper appends it to a list: the tensor itself is kept, not a sum
     # The helper keeps it in a list or dict that nothing empties (`Summary.kept_for_the_run`).
     for_the_run: bool = False
+
+    @property
+    def reset_this_iteration(self) -> bool:
+        """The target was assigned afresh earlier in the same iteration of the innermost loop."""
+        return _reset_in_innermost(self.loops, self.reset_in)
+
+
+def _reset_in_innermost(loops: tuple[Loop, ...], reset_in: frozenset[int]) -> bool:
+    return bool(loops) and id(loops[-1].node) in reset_in
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,6 +334,23 @@ class Facts:
             if not all(type(t) is cst.Dict for t in tables):
                 return False
         return bool(values) and all(_kind(self.imports, v) == "list" for v in values)
+
+    def slots_by_index(self, unit: Unit, container: cst.BaseExpression) -> bool:
+        """Whether every assignment makes the container a dict with an entry for each index of a
+        range (`self._state = {i: init_fn() for i in range(env_num)}`): an array of slots, where
+        `d[i] = v` replaces an entry, as in a list."""
+        values = _assigned_values(self, unit, container)
+        return bool(values) and all(
+            type(v) is cst.DictComp
+            and type(v.key) is cst.Name
+            and type(v.for_in.target) is cst.Name
+            and v.key.value == v.for_in.target.value
+            and v.for_in.inner_for_in is None
+            and not v.for_in.ifs
+            and type(v.for_in.iter) is cst.Call
+            and dotted_name(v.for_in.iter.func) == "range"
+            for v in values
+        )
 
     def is_numpy_array(self, unit: Unit, container: cst.BaseExpression) -> bool:
         """Whether every assignment makes the container a NumPy array (`np.zeros(n)`)."""

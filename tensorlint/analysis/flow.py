@@ -1470,7 +1470,7 @@ class _Walker:
         loops = tuple(self.loops)
         store = Store(
             node, self.unit, container, value, value_expr, grows, loops, via, fresh, concatenates,
-            self._reset_this_iteration(container), key, for_the_run,
+            self._reset_in(container), key, for_the_run,
         )  # fmt: skip
         self.facts.stores.append(store)
         if (
@@ -1522,7 +1522,7 @@ class _Walker:
             value = value.without_graph()
         node, via = self.report_at or node, via or self.replay_via
         loops = tuple(self.loops)
-        fresh = self._reset_this_iteration(target)
+        fresh = self._reset_in(target)
         self.facts.accumulations.append(
             Accumulation(node, self.unit, target, value, value_expr, loops, via, fresh, appended, for_the_run)
         )
@@ -1586,8 +1586,12 @@ class _Walker:
             for statement in _argument_statements(unit, params)
         )
 
-    def _reset_this_iteration(self, target: cst.BaseExpression) -> bool:
-        return bool(self.iteration_fresh) and root_name(target) in self.iteration_fresh[-1]
+    def _reset_in(self, target: cst.BaseExpression) -> frozenset[int]:
+        """The loops in whose current iteration the target's root was assigned afresh, on every path."""
+        root = root_name(target)
+        return frozenset(
+            id(loop.node) for loop, fresh in zip(self.loops, self.iteration_fresh, strict=True) if root in fresh
+        )
 
     def _note_assigned(self, target: cst.BaseExpression, value_expr: cst.BaseExpression) -> None:
         """`loss = criterion(...)` in a loop body: the name starts afresh in this iteration."""
@@ -2067,13 +2071,14 @@ class _Walker:
     def _grows_by_key(self, target: cst.Subscript, value_expr: cst.BaseExpression) -> bool:
         """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
         of a list (which only replaces an item) nor the slot the value reads (`xs[i] = f(xs[i])`)."""
-        if self.facts.is_list(self.unit, target.value):
+        slots = self.facts.slots_by_index(self.unit, target.value)
+        if slots or self.facts.is_list(self.unit, target.value):
             # A slot replaces an item, unless a counter fills a list of placeholders, one per step:
             # `history[step] = loss` with `history = [None] * steps` and `step += 1`.
             index = target.slice[0].slice if len(target.slice) == 1 else None
             return (
                 type(index) is cst.Index
-                and self.facts.preallocated(self.unit, target.value)
+                and (slots or self.facts.preallocated(self.unit, target.value))
                 and (self._counted(index.value) or self._counted_in_loop(index.value))
             )
         if any(type(node) is cst.Subscript and same_code(node, target) for node in walk(value_expr)):

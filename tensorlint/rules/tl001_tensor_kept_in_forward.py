@@ -181,7 +181,8 @@ class TensorKeptInForward(Rule):
     names, or the names of what a loss returns), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     a list filled only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
-    `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also a list held in a
+    `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also of a dict made with an
+    entry for each index of a range, `{i: None for i in range(env_num)}`, or of a list held in a
     dict of lists: `self.pipe_buffers["inputs"][buffer_id] = x`, or by an object whose class the
     file does not show, made a list wherever the module assigns it: `frame.ids = [0] * n`), registered buffers
     and parameters written in place, Python numbers (`h.item()`), integer indices that a metric's

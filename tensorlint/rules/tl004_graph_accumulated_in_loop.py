@@ -210,7 +210,9 @@ class GraphAccumulatedInLoop(Rule):
     over batches, each batch's loss is still added with its graph), lists filled by a loop that does not
     feed data (no DataLoader, `next()` or `backward()`) when they reach what the function
     returns, directly or through other lists (one embedding per adapter, returned), values
-    assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`), views of a graph
+    assigned afresh earlier in the same iteration (`loss = a; loss = loss + b`; also on every path
+    to the sum only, `total = 0` in the evaluation branch of a batch, before a loop over its
+    sources), views of a graph
     made before the loop (`out[i]` in a loop that makes no graph), outputs of modules frozen with
     `requires_grad_(False)`, `isinstance(val, torch.Tensor)`-guarded conversions to numbers, the
     log record unpacked beside a loss (`loss, log_vars = model(x)`: the numbers a step reports),
@@ -378,7 +380,7 @@ class GraphAccumulatedInLoop(Rule):
                 and facts.container_kind(event.unit, target)[1] == "bounded"
             ):
                 continue  # `deque(maxlen=n)`: the last n iterations' history (not `windows[k]`: a window per key)
-            loop = _crossing_loop(root, event.loops)
+            loop = _crossing_loop(root, event.loops, event.reset_in)
             if loop is None:
                 continue
             owner = facts.loop_owner(event.unit, loop)  # a step function's loop is its parent's
@@ -747,12 +749,12 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
     inherited = event.loops[: len(called_in[0])]
     root = root_name(event.target if isinstance(event, Accumulation) else event.container)
     own = root is not None and facts.made_at_each_call(event.unit, root.split(".")[0])
-    if root is not None and not own and _crossing_loop(root, event.loops) in inherited:
+    if root is not None and not own and _crossing_loop(root, event.loops, event.reset_in) in inherited:
         return event
     return replace(event, loops=event.loops[len(called_in[0]) :])
 
 
-def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
+def _crossing_loop(root: str, loops: tuple[Loop, ...], reset_in: frozenset[int]) -> Loop | None:
     """The innermost loop whose iterations the accumulator survives: a loop over data if one
     encloses the store (a batch's items stored by name, `for name, p in zip(names, probs)`, still
     grow with every batch), else the innermost loop that does not compute.
@@ -762,8 +764,8 @@ def _crossing_loop(root: str, loops: tuple[Loop, ...]) -> Loop | None:
     """
     survived = None
     for loop in reversed(loops):
-        if root in loop.reset:
-            break
+        if root in loop.reset or id(loop.node) in reset_in:
+            break  # (`total = 0` on the path to here in this iteration, if not on every path through it)
         if loop.computes:
             continue
         if loop.feeds_data:
