@@ -469,6 +469,8 @@ class _Walker:
             # A closure made in another module: its node is not in this file, so no finding
             # can point at it here.
             results = tuple(replace(r, closure=None, captured=()) if r.closure else r for r in results)
+        else:
+            results = tuple(self._captured_given(r, call, target) if r.closure else r for r in results)
         return results if self.grad_enabled else tuple(r.without_graph() for r in results)
 
     def _forward_without_graph(self, call: cst.BaseExpression, count: int) -> dict[int, Value]:
@@ -540,6 +542,22 @@ class _Walker:
         if type(func) is cst.Attribute and (known := self._method_of(func.value, func.attr.value)):
             return known[1] if known[0] is self.facts else None
         return None
+
+    def _captured_given(self, closure: Value, call: cst.Call, target: Unit) -> Value:
+        """The closure that a factory returns keeps, of the factory's parameters, those that this
+        call hands memory: `make_hook(name, p)` over a model's parameter and its name keeps
+        neither more than the model does."""
+        params = [p.name.value for p in target.argument_params]
+        given = arguments_by_position(call, target)
+        captured = tuple(
+            name
+            for name in closure.captured
+            if name not in params
+            or ((arg := given.get(params.index(name))) is not None and evaluate(arg, self).keeps_memory)
+        )
+        if captured == closure.captured:
+            return closure
+        return replace(closure, captured=captured) if captured else replace(closure, closure=None, captured=())
 
     def _graph_parameters(self, call: cst.Call, target: Unit) -> set[str]:
         """The callee's parameters that this call hands a graph."""

@@ -70,7 +70,9 @@ class ClosureCapturesTensor(Rule):
     Not reported: a lambda called at once, passed as `key=` or to `sorted`/`map`/`filter`, an
     optimizer `step(closure)`, `torch.utils.checkpoint`, a hook registered on a local
     intermediate tensor (it lives as long as that tensor's graph), closures that capture only
-    Python values, modules, functions (a name the closure calls) or `self` (a `partial` that binds
+    Python values, modules, functions (a name the closure calls), a model's parameters (a factory's
+    `make_hook(name, p)` over `model.named_parameters()`: the model holds them anyway; a factory's
+    closure keeps only the arguments that its call hands tensors) or `self` (a `partial` that binds
     the object's own buffer, `weight=self.class_weights`), hooks whose handle the call removes
     before it returns (`handle.remove()`, `for h in handles: h.remove()`, also for handles made by
     a comprehension: `hooks = [m.register_forward_hook(fn) for m in layers]`), default arguments
