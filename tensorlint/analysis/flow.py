@@ -2023,6 +2023,9 @@ class _Walker:
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
             self._escape(value, "stored in a container", target)
             self._store(node, target, value, node.value, grows=True)
+        elif type(node.operator) is cst.AddAssign and type(target) is cst.Name and self.facts.is_list(self.unit, target):
+            # `hypotheses += current_hypotheses`: a list extended by the items of another
+            self._store(node, target, self._item(node.value), node.value, grows=True)
         elif not (type(target) is cst.Attribute and self._rebound_in_this_call(target)):
             self._accumulate(node, target, value, node.value)
         if type(target) is cst.Name:

@@ -903,9 +903,13 @@ def calls_a_network(call: cst.Call) -> bool:
 
 
 def _is_loader_call(imports: Imports, value: cst.BaseExpression) -> bool:
+    """`DataLoader(ds)`, or a call of a function named for making one (`self.train_dataloader()`,
+    `asr_model._setup_transcribe_dataloader(config)`, `build_val_loader(cfg)`)."""
     if type(value) is not cst.Call:
         return False
-    return (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader")
+    if (imports.qualify(value.func) or dotted_name(value.func) or "").endswith("DataLoader"):
+        return True
+    return (callee_name(value) or "").lower().rsplit("_", 1)[-1] in ("dataloader", "loader")
 
 
 # What a container's assignments must be for it to be one: displays, comprehensions, constructors.
