@@ -112,6 +112,7 @@ from tensorlint.analysis.syntax import (
     enables_gradients,
     entries_replaced,
     fetches_next,
+    few_pieces,
     free_names,
     hands_over_data,
     hook_registration,
@@ -124,7 +125,6 @@ from tensorlint.analysis.syntax import (
     names_generation,
     own_nodes,
     parts_run_without_grad,
-    few_pieces,
     pieces_made_here,
     refined_state,
     removes_handles,
@@ -2023,7 +2023,9 @@ class _Walker:
             # `xs += [v]` extends a list; a Store, like xs.extend([v]).
             self._escape(value, "stored in a container", target)
             self._store(node, target, value, node.value, grows=True)
-        elif type(node.operator) is cst.AddAssign and type(target) is cst.Name and self.facts.is_list(self.unit, target):
+        elif (
+            type(node.operator) is cst.AddAssign and type(target) is cst.Name and self.facts.is_list(self.unit, target)
+        ):
             # `hypotheses += current_hypotheses`: a list extended by the items of another
             self._store(node, target, self._item(node.value), node.value, grows=True)
         elif not (type(target) is cst.Attribute and self._rebound_in_this_call(target)):
