@@ -1632,7 +1632,7 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
             inside = NoGrad(unit).nodes if index.names_no_grad else set()
             for call, _ in placed(unit, cst.Call):
                 called = callee_name(call)
-                if called is not None:
+                if called is not None and not _calls_an_imported_class(call, unit, index):
                     found.setdefault(called, []).append((quiet or id(call) in inside, unit))
         index.calls_in_own_mode = found
         index.calls_under_no_grad = {
@@ -1640,6 +1640,24 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
             for called, calls in found.items()
         }
     return [quiet for quiet, _ in index.calls_under_no_grad.get(name, [])]
+
+
+def _calls_an_imported_class(call: cst.Call, caller: Unit, index: ModuleIndex) -> bool:
+    """`rtn_quantizer.quantize(model)` after `rtn_quantizer = RTNQuantizer(config)`, a class this
+    file does not define: the call runs that class's method, none of this file's."""
+    func = call.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+        return False
+    if func.value.value in {p.name.value for p in caller.params}:
+        return False  # (a parameter: whatever the caller passes)
+    values = caller.bindings.get(func.value.value) or []
+    return bool(values) and all(
+        type(value) is cst.Call
+        and (made := callee_name(value)) is not None
+        and made[:1].isupper()
+        and made not in index.classes
+        for value in values
+    )
 
 
 def callers_quiet_by_their_calls(index: ModuleIndex, name: str) -> list[Unit]:

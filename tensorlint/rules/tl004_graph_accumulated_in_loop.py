@@ -184,7 +184,9 @@ class GraphAccumulatedInLoop(Rule):
     then `with ctx, autocast:`; also after `torch.set_grad_enabled(False)` as a statement, until it is set again,
     and a function or method whose every call in the file runs under them, or in a Lightning
     module's `validation_step`/`test_step`, up to two callers up: `with
-    torch.no_grad(): pred = model.inference(g, x)`, unless another module of the project calls
+    torch.no_grad(): pred = model.inference(g, x)` (a call of a method so named on an object of a
+    class the file imports, `exporter.run(model)` after `exporter = Exporter(path)`, is that class's
+    method, not this one), unless another module of the project calls
     one of those callers with gradients on (the file's `evaluate` under `no_grad` in its `main`,
     but after each epoch in the training script); for one with a loop that its file never
     calls, every call by its name in the project's other modules, those beside it first), the
