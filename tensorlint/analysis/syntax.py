@@ -1632,8 +1632,9 @@ def calls_under_no_grad(index: ModuleIndex, name: str) -> list[bool]:
             inside = NoGrad(unit).nodes if index.names_no_grad else set()
             for call, _ in placed(unit, cst.Call):
                 called = callee_name(call)
-                if called is not None and not _calls_an_imported_class(call, unit, index):
-                    found.setdefault(called, []).append((quiet or id(call) in inside, unit))
+                if called is None or _calls_an_imported_class(call, unit, index):
+                    continue
+                found.setdefault(called, []).append((quiet or id(call) in inside, unit))
         index.calls_in_own_mode = found
         index.calls_under_no_grad = {
             called: [(quiet or _runs_without_grad(found, caller, 2), caller) for quiet, caller in calls]
@@ -1648,16 +1649,17 @@ def _calls_an_imported_class(call: cst.Call, caller: Unit, index: ModuleIndex) -
     func = call.func
     if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
         return False
-    if func.value.value in {p.name.value for p in caller.params}:
-        return False  # (a parameter: whatever the caller passes)
-    values = caller.bindings.get(func.value.value) or []
-    return bool(values) and all(
+    name = func.value.value
+    values = caller.bindings.get(name)  # (most receivers are `self`, a parameter or a module: none)
+    if not values or not all(
         type(value) is cst.Call
         and (made := callee_name(value)) is not None
         and made[:1].isupper()
         and made not in index.classes
         for value in values
-    )
+    ):
+        return False
+    return all(p.name.value != name for p in caller.params)  # (a parameter: whatever the caller passes)
 
 
 def callers_quiet_by_their_calls(index: ModuleIndex, name: str) -> list[Unit]:
