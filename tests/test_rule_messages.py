@@ -68,3 +68,33 @@ def test_tl004_across_steps_says_what_the_step_frees(backward: str, says: str) -
 def _only_tl004_message(source: str) -> str:
     [message] = [f.message for f in lint_source(source, "train.py", codes=("TL004",))]
     return message
+
+
+FORWARD_STORE = """
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.kept = {kept}
+
+    def forward(self, x, sample_id: str):
+        out = self.net(x)
+        {store}
+        return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("kept", "store", "says"),
+    [
+        ("[]", "self.kept.append(out.detach())", "grows by the tensor's size each call"),
+        ("{}", "self.kept[sample_id] = out.detach()", "grows by the tensor's size with every new key"),
+    ],
+)
+def test_tl001_says_how_often_the_container_grows(kept: str, store: str, says: str) -> None:
+    source = FORWARD_STORE.format(kept=kept, store=store)
+    [message] = [f.message for f in lint_source(source, "model.py", codes=("TL001",))]
+    assert says in message

@@ -373,9 +373,11 @@ class TensorKeptInForward(Rule):
                 )
             else:
                 what = "the autograd graph and " if store.value.graph and role is Role.STEP else ""
+                each = _each_time(store, "each call")
+                every = "for every new key of a call" if each != "each call" else "from every call"
                 message = (
-                    f"{container} keeps {what}a tensor from every call {where}: it grows by the tensor's "
-                    "size each call (`.detach()` does not bound it); clear it each step or use "
+                    f"{container} keeps {what}a tensor {every} {where}: it grows by the tensor's "
+                    f"size {each} (`.detach()` does not bound it); clear it each step or use "
                     "`deque(maxlen=...)`"
                 )
             yield Report(store.node, message)
@@ -820,9 +822,7 @@ def _kept_by_a_helper_across_a_loop(facts: Facts, store: Store) -> bool:
 def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None) -> str:
     """`every`: "call of `Learner.train` (...)"; `owner`: the class whose attribute keeps it."""
     until = f"as long as its `{owner.name}` lives" if owner is not None else "the whole run"
-    # Under a key that each call brings anew (a memo of its inputs): an entry per new key.
-    step = "with every new key" if store.key is not None and type(store.node) is cst.Assign else "every step"
-    grows = f"device memory grows by the tensor's size {step}, for {until}"
+    grows = f"device memory grows by the tensor's size {_each_time(store, 'every step')}, for {until}"
     if store.via:  # a helper keeps it: reported at the call that hands it over
         call = cst.Module([]).code_for_node(store.node)
         return f"`{call}` keeps a device tensor from every {every}: {store.via}; {grows}; pass `.item()` or `.cpu()`"
@@ -832,6 +832,12 @@ def _kept_for_the_run_message(store: Store, every: str, owner: ClassInfo | None)
         f"{container} keeps a device tensor from every {every} and nothing empties it: {grows}; "
         "store `.item()` or `.cpu()`, or empty it once per epoch"
     )
+
+
+def _each_time(store: Store, otherwise: str) -> str:
+    """How often the container grows: under a key that a call brings anew (a memo of its inputs,
+    `self._memo[key] = out` after `if key in self._memo: return ...`), with every new key."""
+    return "with every new key" if store.key is not None and type(store.node) is cst.Assign else otherwise
 
 
 _METER_UPDATES = frozenset(["update", "forward", "__call__"])
