@@ -12,6 +12,7 @@ from tensorlint.analysis import (
     ClassInfo,
     Facts,
     Loop,
+    Place,
     Role,
     Store,
     Unit,
@@ -22,6 +23,7 @@ from tensorlint.analysis import (
     calls_a_network,
     dotted_name,
     handed_on,
+    heirs,
     holds_tensors,
     is_loss_name,
     is_metric_class,
@@ -189,7 +191,10 @@ class TensorKeptInForward(Rule):
     `update` is given under a name that says so (`pred_index_mat`, `token_ids`), the input a
     `forward` writes its output back into and returns (`batch.x = torch.cat([x, batch.x])` in
     `forward(self, batch)`: the caller drops it with the batch), local lists (other than a
-    loader's embeddings on the device), a write under a
+    loader's embeddings on the device), what an object keeps that a function makes for one use and
+    drops (`step = Step(...)`, then `step.training_step(batch, i)`; a generator's search op, `op =
+    _SearchOp(...)`, then `hypotheses = op()`, whose own steps fill its list; not where another
+    module makes one too), a write under a
     key that does not change between calls (`self.last["h"] = h`, a `name`, `key` or `layer`
     argument that every caller passes a fixed label, `activation[name] = output` in a hook factory,
     the keys of a dict a loop goes over, `for k, v in infos.items(): self.stats[k] = ...`, also
@@ -879,8 +884,10 @@ def _updated_in_a_loop_where_made(facts: Facts, class_name: str, method: str) ->
 
 def _object_of_one_call(facts: Facts, store: Store) -> bool:
     """Whether every call of the storing method in the file is on an object that the calling
-    function made itself (`step = Step(...)`, then `step.training_step(batch, i)` in its loop): the
-    object, and what its attributes keep, goes when that call returns. Not for a graph kept by
+    function made itself (`step = Step(...)`, then `step.training_step(batch, i)` in its loop), or
+    on `self` in the class's own methods where every object of the class is made for one use
+    (`_made_for_one_call`): the object, and what its attributes keep, goes when that call
+    returns. Not for a graph kept by
     calls in a loop around which the object was made (`agent = Agent()`, then `for _ in
     range(n): agent.update()`): each iteration's graph stays until the loop ends, as it would
     in a list of the function's own; nor for device tensors kept by calls in a training loop
@@ -889,13 +896,17 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
     unit, cls = store.unit, store.unit.cls
     if cls is None or not unit.is_method:
         return False
-    found = False
+    family = [cls, *heirs(facts.index.classes, cls)]
+    found = internal = False
     for caller in facts.index.units:
         for call, place in placed(caller, cst.Call):
             func = call.func
             if type(func) is not cst.Attribute or func.attr.value != unit.name:
                 continue
             owner = func.value
+            if type(owner) is cst.Name and owner.value == caller.self_name and caller.cls in family:
+                internal = True  # the object's own call: how long it lives is how long the object does
+                continue
             if type(owner) is not cst.Name:
                 return False
             made = caller.bindings.get(owner.value, [])
@@ -907,7 +918,53 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
             if around and (store.value.graph or any(_trains(facts, caller, loop) for loop in around)):
                 return False
             found = True
-    return found
+    return found or (internal and _made_for_one_call(facts, {c.name for c in family}))
+
+
+def _made_for_one_call(facts: Facts, family: set[str]) -> bool:
+    """Whether every object of these classes is made by a function of the file for one use and
+    dropped (`op = _SamplingOp(...)`, then `hypotheses = op()`): bound to a name that is only
+    called, or whose methods are, in the loops it was made in (not made before a loop that calls
+    it), and neither returned, stored, nor handed on; and no other module of the project makes one.
+    Whatever its methods keep on it goes with it."""
+    made = False
+    for caller in facts.index.units:
+        uses = {id(call): place for call, place in placed(caller, cst.Call)}
+        for call, place in placed(caller, cst.Call):
+            if callee_name(call) not in family:
+                continue
+            name = _bound_only_to(caller, call)
+            if name is None or not _only_called(caller, name, place, uses):
+                return False
+            made = True
+    project = facts.project
+    return made and not (
+        project is not None and facts.path is not None and any(project.called_elsewhere(facts.path, c) for c in family)
+    )
+
+
+def _bound_only_to(caller: Unit, made: cst.Call) -> str | None:
+    """The name that `name = Cls(...)` binds the new object to, if that is the whole statement."""
+    for assign, _ in placed(caller, cst.Assign):
+        if assign.value is made and len(assign.targets) == 1 and type(assign.targets[0].target) is cst.Name:
+            return assign.targets[0].target.value
+    return None
+
+
+def _only_called(caller: Unit, name: str, made_at: Place, uses: dict[int, Place]) -> bool:
+    """Whether every other read of `name` in the caller calls it or one of its methods, in the
+    loops the object was made in."""
+    reads = [node for node in walk(caller.node) if type(node) is cst.Name and node.value == name]
+    calls = [call for call in walk(caller.node) if type(call) is cst.Call and _calls_on(call, name)]
+    if len(reads) != len(calls) + 1:  # the binding itself, and the calls: nothing else
+        return False
+    return all(id(call) in uses and uses[id(call)].loops == made_at.loops for call in calls)
+
+
+def _calls_on(call: cst.Call, name: str) -> bool:
+    """`op()` or `op.step()`: a call of the object held by `name`, or of one of its methods."""
+    called = call.func if type(call.func) is cst.Name else receiver(call)
+    return type(called) is cst.Name and called.value == name
 
 
 def _trains(facts: Facts, unit: Unit, loop: cst.CSTNode) -> bool:
