@@ -896,7 +896,7 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
     unit, cls = store.unit, store.unit.cls
     if cls is None or not unit.is_method:
         return False
-    family = [cls, *heirs(facts.index.classes, cls)]
+    family: list[ClassInfo] = []  # the class and its heirs, when first needed
     found = internal = False
     for caller in facts.index.units:
         for call, place in placed(caller, cst.Call):
@@ -904,9 +904,11 @@ def _object_of_one_call(facts: Facts, store: Store) -> bool:
             if type(func) is not cst.Attribute or func.attr.value != unit.name:
                 continue
             owner = func.value
-            if type(owner) is cst.Name and owner.value == caller.self_name and caller.cls in family:
-                internal = True  # the object's own call: how long it lives is how long the object does
-                continue
+            if type(owner) is cst.Name and owner.value == caller.self_name and caller.cls is not None:
+                family = family or [cls, *heirs(facts.index.classes, cls)]
+                if caller.cls in family:
+                    internal = True  # the object's own call: how long it lives is how long the object does
+                    continue
             if type(owner) is not cst.Name:
                 return False
             made = caller.bindings.get(owner.value, [])
@@ -928,15 +930,12 @@ def _made_for_one_call(facts: Facts, family: set[str]) -> bool:
     it), and neither returned, stored, nor handed on; and no other module of the project makes one.
     Whatever its methods keep on it goes with it."""
     made = False
-    for caller in facts.index.units:
+    for made_call, caller in (pair for name in family for pair in facts.index.named_calls.get(name, [])):
         uses = {id(call): place for call, place in placed(caller, cst.Call)}
-        for call, place in placed(caller, cst.Call):
-            if callee_name(call) not in family:
-                continue
-            name = _bound_only_to(caller, call)
-            if name is None or not _only_called(caller, name, place, uses):
-                return False
-            made = True
+        name = _bound_only_to(caller, made_call)
+        if name is None or id(made_call) not in uses or not _only_called(caller, name, uses[id(made_call)], uses):
+            return False
+        made = True
     project = facts.project
     return made and not (
         project is not None and facts.path is not None and any(project.called_elsewhere(facts.path, c) for c in family)
