@@ -2094,14 +2094,14 @@ class _Walker:
     def _grows_by_key(self, target: cst.Subscript, value_expr: cst.BaseExpression) -> bool:
         """Whether `d[key] = v` adds an entry on each call or iteration: a new key, not a slot
         of a list (which only replaces an item) nor the slot the value reads (`xs[i] = f(xs[i])`)."""
-        slots = self.facts.slots_by_index(self.unit, target.value)
-        if slots or self.facts.is_list(self.unit, target.value):
+        a_list = self.facts.is_list(self.unit, target.value)
+        if a_list or self.facts.slots_by_index(self.unit, target.value):
             # A slot replaces an item, unless a counter fills a list of placeholders, one per step:
             # `history[step] = loss` with `history = [None] * steps` and `step += 1`.
             index = target.slice[0].slice if len(target.slice) == 1 else None
             return (
                 type(index) is cst.Index
-                and (slots or self.facts.preallocated(self.unit, target.value))
+                and (not a_list or self.facts.preallocated(self.unit, target.value))
                 and (self._counted(index.value) or self._counted_in_loop(index.value))
             )
         if any(type(node) is cst.Subscript and same_code(node, target) for node in walk(value_expr)):
