@@ -1254,6 +1254,50 @@ def test_cuda_dataset_handed_to_another_programs_trainer(tmp_path: Path) -> None
     assert [(row, code) for row, code, _ in _found_afresh(tmp_path / "v2" / "dataset.py")] == [(16, "TL003")]
 
 
+DISTRIBUTED_LOADER = """\
+import torch.utils.data as data
+
+
+class DistributedDataLoader:
+    def __init__(self, dataset, shuffle=False, **kwargs):
+        self.sampler = data.distributed.DistributedSampler(dataset, shuffle=shuffle)
+        self.loader = data.DataLoader(dataset, shuffle=False, sampler=self.sampler, **kwargs)
+
+    def __iter__(self):
+        return iter(self.loader)
+"""
+
+WRAPPED_SCRIPT = """\
+from dataset import RandomNoiseDataset
+from distributed_loader import DistributedDataLoader
+
+train = DistributedDataLoader(RandomNoiseDataset((4, 4)), batch_size=32, shuffle=True{options})
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("", []),
+        (", num_workers=0", []),
+        (", num_workers=4", [(16, "TL003")]),
+        (", **loader_options", [(16, "TL003")]),
+    ],
+)
+def test_cuda_dataset_loaded_through_a_wrapper_that_forwards_its_kwargs(
+    tmp_path: Path, options: str, expected: list
+) -> None:
+    """The project's loader class builds its DataLoader with the `**kwargs` it is given: whether
+    it has workers is what the wrapper's calls pass (FlagAI's `DistributedDataLoader`, called
+    without `num_workers` in every script, keeps the dataset in the main process)."""
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    dataset = tmp_path / "dataset.py"
+    dataset.write_text(NOISE_DATASET, encoding="utf-8")
+    (tmp_path / "distributed_loader.py").write_text(DISTRIBUTED_LOADER, encoding="utf-8")
+    (tmp_path / "train.py").write_text(WRAPPED_SCRIPT.format(options=options), encoding="utf-8")
+    assert [(row, code) for row, code, _ in _found_afresh(dataset)] == expected
+
+
 EVALUATED_BY_MAIN = """\
 import torch
 

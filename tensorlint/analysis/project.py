@@ -145,7 +145,7 @@ class Project:
         self._emptiers: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}  # file -> `_emptied_from_outside`
         self._made_in_resets: dict[Path, frozenset[str]] = {}  # file -> `_made_in_resets`
         self._words: dict[tuple[Path, str], bool] = {}  # (file, word) -> whether its text holds the word
-        self._loaders: dict[Path, dict[str, list[bool | None]]] = {}  # file -> `loaders_in`
+        self._loaders: dict[Path, dict[str, list[Workers]]] = {}  # file -> `loaders_in`
         self._zero_workers: dict[Path, bool] = {}  # file -> `_workers_setting_zero`
         self._imports_of: dict[Path, list[Path]] = {}  # file -> the project's modules it imports
 
@@ -325,9 +325,24 @@ class Project:
             self._loaders[path] = loaders_in(self._text(path))
         self.loaded.add(path)
         return {
-            run: [workers if workers is not None else not self._workers_setting_zero(scan, path) for workers in each]
+            run: [self._has_workers(scan, path, workers) for workers in each]
             for run, each in self._loaders[path].items()
         }
+
+    def _has_workers(self, scan: _Scan, path: Path, workers: Workers) -> bool:
+        """A loader's `Workers` read: a setting from the program around its module, a wrapper's
+        `**kwargs` from the wrapper's calls in the project (none seen: it may have workers)."""
+        if isinstance(workers, bool):
+            return workers
+        if workers is None:
+            return not self._workers_setting_zero(scan, path)
+        given: list[bool] = []
+        for caller in scan.calling(workers.wrapper):
+            self.loaded.add(caller)
+            given += [
+                self._has_workers(scan, caller, w) for w in _workers_of_calls(self._text(caller), workers.wrapper)
+            ]
+        return any(given) or not given
 
     def _workers_setting_zero(self, scan: _Scan, module: Path) -> bool:
         """Whether the program around a module sets `num_workers` to a literal 0 and to nothing
@@ -791,21 +806,24 @@ def _workers_settings(source: str) -> list[bool] | None:
     return found
 
 
-def loaders_in(source: str) -> dict[str, list[bool | None]]:
+def loaders_in(source: str) -> dict[str, list[Workers]]:
     """The DataLoaders the source builds, by what they run, where the source does not define it
     (imported): the class of the dataset (`DataLoader(Points(root), ...)`, or `ds = Points(root)`
     bound last before it in the same function; `UNNAMED` for a dataset it does not construct
     there, `self.train_set`), the functions given as `collate_fn` and `worker_init_fn`; per
     loader, whether it has workers (`num_workers` given and not a literal 0, or `**kwargs`, which
     may give it); None where it hands on the program's setting (`num_workers=config.num_workers`,
-    see `Project._workers_setting_zero`). Python's parser; empty when the source does not parse."""
+    see `Project._workers_setting_zero`); `Forwarded` where the only options it cannot see are the
+    `**kwargs` of the function around it (a wrapper's: its callers give them). Python's parser;
+    empty when the source does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return {}
-    found: dict[str, list[bool | None]] = {}
+    found: dict[str, list[Workers]] = {}
     defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
     scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    wrappers = _loader_wrappers(tree)
     for scope in scopes:
         nodes = list(_own_nodes(scope))
         bindings = sorted(  # (position, name, what builds it), in the order of the source
@@ -819,13 +837,10 @@ def loaders_in(source: str) -> dict[str, list[bool | None]]:
             if not isinstance(call, ast.Call) or _called_name(call) not in LOADER_CLASSES:
                 continue
             keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-            workers = keywords.get("num_workers", call.args[5] if len(call.args) > 5 else None)
-            unseen = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-            has_workers: bool | None = unseen or (
-                workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0)
-            )
-            if has_workers and not unseen and _last_name(workers) == "num_workers":
-                has_workers = None  # the program's setting
+            has_workers: Workers = _workers_given(call, 5)
+            wrapper = wrappers.get(id(scope))
+            if has_workers is True and wrapper is not None and _forwards_only_its_kwargs(call, scope, keywords):
+                has_workers = Forwarded(wrapper)  # `DataLoader(ds, **kwargs)`: what its callers pass
             dataset = keywords.get("dataset", call.args[0] if call.args else None)
             if isinstance(dataset, ast.Name):  # the binding of the name last before the loader
                 before = [
@@ -840,6 +855,71 @@ def loaders_in(source: str) -> dict[str, list[bool | None]]:
                 if name is not None and name not in defined:  # a class of its own is another one
                     found.setdefault(name, []).append(has_workers)
     return found
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """A loader built with the `**kwargs` of the function around it: its workers are what the
+    calls of `wrapper` pass (`DistributedDataLoader(ds, batch_size=8)` in the scripts)."""
+
+    wrapper: str  # the function, or the class whose `__init__` it is
+
+
+Workers = bool | None | Forwarded  # `loaders_in`: per loader, whether it has workers
+
+
+def _workers_given(call: ast.Call, position: int | None) -> bool | None:
+    """Whether a call gives a loader workers: `num_workers` (by keyword, or at `position`) given
+    and not a literal 0, or `**options`, which may give it; None where it hands on the program's
+    setting (`num_workers=config.num_workers`)."""
+    workers = next((k.value for k in call.keywords if k.arg == "num_workers"), None)
+    if workers is None and position is not None and len(call.args) > position:
+        workers = call.args[position]
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    if workers is None or (isinstance(workers, ast.Constant) and workers.value == 0):
+        return False
+    return None if _last_name(workers) == "num_workers" else True
+
+
+def _loader_wrappers(tree: ast.Module) -> dict[int, str]:
+    """The functions that may build a loader from what their callers pass, by the name the callers
+    call: a function's own, or its class's for an `__init__` (`DistributedDataLoader(ds)`)."""
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.args.kwarg is not None:
+                is_init = isinstance(node, ast.ClassDef) and child.name == "__init__"
+                found[id(child)] = node.name if is_init else child.name  # type: ignore[attr-defined]
+    return found
+
+
+def _forwards_only_its_kwargs(call: ast.Call, scope: ast.AST, keywords: dict[str, ast.expr]) -> bool:
+    """`DataLoader(ds, sampler=s, **kwargs)` in a function taking `**kwargs`: the only options it
+    cannot see are those its callers pass."""
+    kwarg = scope.args.kwarg  # type: ignore[attr-defined]
+    unseen = [k.value for k in call.keywords if k.arg is None]
+    return (
+        "num_workers" not in keywords
+        and len(call.args) <= 5
+        and not any(isinstance(a, ast.Starred) for a in call.args)
+        and len(unseen) == 1
+        and isinstance(unseen[0], ast.Name)
+        and unseen[0].id == kwarg.arg
+    )
+
+
+def _workers_of_calls(source: str, name: str) -> list[bool | None]:
+    """For each call of `name` in a source (a loader wrapper), `_workers_given` by keyword."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return [True]  # cannot be read: it may give workers
+    return [
+        _workers_given(node, None)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _called_name(node) == name
+    ]
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:

@@ -1036,8 +1036,9 @@ def _partial(call: cst.Call, scope: Scope) -> Value:
     ]
     if not bound:
         return function
-    named = tuple(b.value if type(b) is cst.Name else cst.Module([]).code_for_node(b) for b in bound)
-    return replace(function, closure=function.closure or call, captured=(*function.captured, *named))
+    named = (b.value if type(b) is cst.Name else cst.Module([]).code_for_node(b) for b in bound)
+    captured = tuple(dict.fromkeys((*function.captured, *named)))  # `K=k, ref_K=k` binds one tensor
+    return replace(function, closure=function.closure or call, captured=captured)
 
 
 def _owned_by_self(expr: cst.BaseExpression, scope: Scope) -> bool:

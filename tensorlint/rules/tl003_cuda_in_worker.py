@@ -15,6 +15,7 @@ from tensorlint.analysis import (
     callee_name,
     cuda_work_in,
     lineage,
+    placed,
     with_keyword,
     without_argument,
 )
@@ -65,7 +66,9 @@ class CudaInWorker(Rule):
     else, and no option, config key or settings file of the project names it), a dataset that no
     loader of its file runs and whose `__init__` sets up CUDA itself (`torch.cuda.Stream()`, tensors
     made on the device: it is made in the process that trains, and a forked worker could not use
-    it), a function named
+    it), worker code that runs a collective of `torch.distributed` (`dist.all_reduce(max_len)` in a
+    collate that pads every rank's batch alike: a worker is in no process group, so the function is
+    written for the main process, which calls it itself), a function named
     like `worker_init` that the file passes to a process pool instead
     (`ProcessPoolExecutor(initializer=_worker_init)`), a helper's `device="cuda"` default when every call
     of it in the file passes the device and none passes CUDA (`random_poses(n, device=self.device)`
@@ -162,6 +165,8 @@ class CudaInWorker(Rule):
             worker = work.unit.worker_unit()
             if worker is None or _main_process_elsewhere(facts, worker):
                 continue
+            if _runs_a_collective(facts, work.unit) or _runs_a_collective(facts, worker):
+                continue  # a worker is in no process group: written for the main process
             if id(worker) not in built_for_main:
                 built_for_main[id(worker)] = _built_for_the_main_process(facts, worker)
             if built_for_main[id(worker)]:
@@ -184,6 +189,36 @@ def _main_process_elsewhere(facts: Facts, worker: Unit) -> bool:
         return False  # (a loader of this file with workers runs it too)
     loaders = facts.project.loaders_elsewhere(facts.path, worker.run_elsewhere_as)
     return bool(loaders) and not any(loaders)
+
+
+def _runs_a_collective(facts: Facts, unit: Unit) -> bool:
+    """Whether the function calls a collective of `torch.distributed` (`dist.all_reduce(t)`), which
+    only the ranks of a process group run together."""
+    for call, _ in placed(unit, cst.Call):
+        name = facts.index.imports.qualify(call.func)
+        if name is not None and name.startswith("torch.distributed.") and name.rpartition(".")[2] in _COLLECTIVES:
+            return True
+    return False
+
+
+_COLLECTIVES = frozenset(
+    [
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_object",
+        "all_reduce",
+        "all_to_all",
+        "all_to_all_single",
+        "barrier",
+        "broadcast",
+        "broadcast_object_list",
+        "gather",
+        "reduce",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "scatter",
+    ]
+)
 
 
 def _built_for_the_main_process(facts: Facts, worker: Unit) -> bool:
