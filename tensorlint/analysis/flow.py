@@ -139,6 +139,7 @@ from tensorlint.analysis.values import (
     CUDA,
     EXCEPTION,
     GRAPH,
+    HOST,
     KEYED_ITEMS,
     MODULE,
     PARAMETER,
@@ -160,6 +161,7 @@ from tensorlint.analysis.values import (
     names_a_loss_value,
     names_integer_field,
     names_text,
+    names_the_host,
     number_guard,
     on_the_device,
     passed_through,
@@ -929,11 +931,13 @@ class _Walker:
                 value = UNKNOWN
             if param.default is not None and evaluate(param.default, self).cuda and self._default_applies(param):
                 value = CUDA  # def collate(batch, device="cuda")
+            elif param.default is not None and value == UNKNOWN and names_the_host(param.default, self):
+                value = HOST  # `embedding_device="cpu"`: `.to(embedding_device)` keeps it in host memory
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
-                value = replace(SCALAR, cuda=True) if value.cuda else SCALAR
+                value = replace(SCALAR, cuda=value.cuda, host=value.host)
             elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`
@@ -1475,6 +1479,8 @@ class _Walker:
                 and not is_data_name(value_expr.value)
             )
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
+            if _moved_to_the_host(value_expr, self):
+                value = replace(value, host=True)  # `xs.append(x.to(embedding_device))`, which defaults to "cpu"
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
         if any(self._first_call_only(test) for test in self.conditions):
@@ -3214,6 +3220,14 @@ def _of_self(unit: Unit, expr: cst.BaseExpression) -> bool:
 
 # Methods that move or cast a tensor: `self.x = self.x.cuda()` replaces it, it does not fold into it.
 _MOVES = frozenset(["cuda", "cpu", "to", "float", "half", "double", "bfloat16", "type", "contiguous"])
+
+
+def _moved_to_the_host(expr: cst.BaseExpression, scope: _Walker) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to(device)` where `device` names the host."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+        return False
+    name = expr.func.attr.value
+    return name == "cpu" or (name == "to" and bool(expr.args) and names_the_host(expr.args[0].value, scope))
 
 
 def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:

@@ -118,6 +118,7 @@ GRAPH = Value(tensor=True, graph=True)
 PARAMETER = Value(tensor=True, requires_grad=True)
 MODULE = Value(module=True)
 CUDA = Value(cuda=True)
+HOST = Value(host=True)  # a device that names the host: `def infer(x, device="cpu")`
 SCALAR = Value(scalar=True)
 EXCEPTION = Value(exception=True)
 
@@ -1153,15 +1154,18 @@ def _device(call: cst.Call, scope: Scope) -> Value:
 def _moved(value: Value, name: str, call: cst.Call, scope: Scope) -> Value:
     """The result of tensor method `name`, in host memory after `.cpu()` or `.to("cpu")`, on a
     device after `.cuda()` or `.to(device)` (not after a cast: `.to(torch.float16)`)."""
-    if name == "cpu" or (name == "to" and call.args and _names_the_host(call.args[0].value, scope)):
+    if name == "cpu" or (name == "to" and call.args and names_the_host(call.args[0].value, scope)):
         return replace(value, host=True)
     if name == "cuda" or (name == "to" and not _only_a_dtype(call, scope)):
         return replace(value, host=False)
     return value
 
 
-def _names_the_host(expr: cst.BaseExpression, scope: Scope) -> bool:
-    """`"cpu"`, `torch.device("cpu")`."""
+def names_the_host(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`"cpu"`, `torch.device("cpu")`, a parameter that defaults to it (`embedding_device="cpu"`)."""
+    if type(expr) is cst.Name:
+        named = scope.lookup(expr.value)
+        return named.host and not named.tensor
     if type(expr) is cst.Call and scope.imports.qualify(expr.func) == "torch.device" and expr.args:
         expr = expr.args[0].value
     return string_value(expr) == "cpu"

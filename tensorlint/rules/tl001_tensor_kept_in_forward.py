@@ -211,7 +211,8 @@ class TensorKeptInForward(Rule):
     device), and containers whose kind the file does not show. Across a loader's batches, not
     reported: logits, predictions, indices, counts, losses and labels that an evaluation collects
     (a few numbers per sample), outputs moved to the host (`.cpu()`, also `.cpu().data` or
-    `.cpu().detach()`), a buffer emptied in the loop (a
+    `.cpu().detach()`, or `.to(embedding_device)` where that parameter defaults to `"cpu"`: where
+    the rows live is the caller's choice), a buffer emptied in the loop (a
     window written out every few batches), loops that never move their batches to a device, loops
     that leave once they have collected enough (`if len(images) >= n: break`), the batches
     themselves moved to the device (`xs.extend(list(x.to(device)))`), and loops over something
