@@ -1803,10 +1803,17 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
         if unit.name in cls.forward_names or (unit.name in _PROPAGATE_STEPS and _passes_messages(index, cls)):
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
         elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
+            if _private(unit.name) and _called_by_its_class(index, unit):
+                continue  # `_make_beam_step`, which `step` calls: a helper, run as often as its caller
             if unit.name != "process" or _processes_step_outputs(cls, unit):
                 unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
         elif steps_once(unit) and not _called_by_its_class(index, unit):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (a training step: it calls `backward()`)"
+
+
+def _private(name: str) -> bool:
+    """`_make_beam_step`: named as a helper of its class (a framework calls public methods)."""
+    return name.startswith("_") and not name.startswith("__")
 
 
 def _processes_step_outputs(cls: ClassInfo, unit: Unit) -> bool:
