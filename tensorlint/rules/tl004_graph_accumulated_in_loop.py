@@ -196,7 +196,10 @@ class GraphAccumulatedInLoop(Rule):
     the block itself, nor where another method of the model runs them with gradients on),
     including a loss computed before the block and written there into a stats tensor
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
-    keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values, a sum that is
+    keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values,
+    a local container that the function turns into a NumPy array without detaching it
+    (`torch.cat(reprs).cpu().numpy()`, `np.concatenate(reprs)`: both raise on a tensor that
+    requires grad, so code that runs them holds tensors without one), a sum that is
     backpropagated in the same function (gradient accumulation; where every `backward()` runs in
     the loop, one per micro-batch, only a sum the loop itself backpropagates: a total made after
     the loop for the log backpropagates nothing), helpers that convert what they
@@ -376,6 +379,8 @@ class GraphAccumulatedInLoop(Rule):
                 continue
             if event.reset_this_iteration:
                 continue  # assigned afresh earlier in the same iteration: one iteration's history
+            if _read_as_numpy(facts, event.unit, root):
+                continue  # `torch.cat(xs).cpu().numpy()` raises on a tensor that requires grad: none has a graph
             if (
                 isinstance(event, Store)
                 and type(target) is not cst.Subscript
@@ -754,6 +759,52 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
     if root is not None and not own and _crossing_loop(root, event.loops, event.reset_in) in inherited:
         return event
     return replace(event, loops=event.loops[len(called_in[0]) :])
+
+
+def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
+    """Whether the function turns the local container into a NumPy array without detaching it:
+    `torch.cat(xs, 0).cpu().numpy()`, `np.concatenate(xs)`. Both raise on a tensor that requires
+    grad, so code that runs them holds tensors without a graph there."""
+    if "." in root:
+        return False
+    for call, _ in placed(unit, cst.Call):
+        if callee_name(call) == "numpy" and type(call.func) is cst.Attribute:
+            converted: cst.BaseExpression | None = call.func.value
+        elif (facts.index.imports.qualify(call.func) or "").startswith("numpy.") and call.args:
+            converted = call.args[0].value
+        else:
+            continue
+        while converted is not None and type(converted) is not cst.Name:
+            converted = _graph_kept_from(facts, converted)
+        if converted is not None and converted.value == root:
+            return True
+    return False
+
+
+def _graph_kept_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `expr` is made of with its graph, where it is a copy, a view or a join of it: the
+    receiver of `.cpu()` or `.squeeze(0)`, the list of `torch.cat(xs)`, an item's container."""
+    if type(expr) is cst.Subscript:
+        return expr.value
+    if type(expr) is not cst.Call:
+        return None
+    name = callee_name(expr)
+    if type(expr.func) is cst.Attribute and name in _KEEPS_THE_GRAPH:
+        if (facts.index.imports.qualify(expr.func) or "").startswith("torch.") and expr.args:
+            return expr.args[0].value  # `torch.cat(xs)`, `torch.stack(xs)`
+        return expr.func.value  # `x.cpu()`
+    if type(expr.func) is cst.Name and name in _JOINS and expr.args:
+        return expr.args[0].value  # `cat(xs)` imported from torch
+    return None
+
+
+# Tensor methods and torch functions whose result keeps its input's graph: a `.numpy()` after them
+# raises as it would on the input (unlike `.detach()`, `.data`, `.tolist()`).
+_JOINS = frozenset(["cat", "concat", "concatenate", "stack", "vstack", "hstack"])
+_KEEPS_THE_GRAPH = _JOINS | frozenset(
+    ["cpu", "cuda", "to", "float", "double", "half", "contiguous", "squeeze", "unsqueeze", "view", "reshape",
+     "flatten", "permute", "transpose", "clone", "type", "mean", "sum"]
+)  # fmt: skip
 
 
 def _crossing_loop(root: str, loops: tuple[Loop, ...], reset_in: frozenset[int]) -> Loop | None:
