@@ -198,8 +198,9 @@ class GraphAccumulatedInLoop(Rule):
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values,
     a local container that the function turns into a NumPy array without detaching it
-    (`torch.cat(reprs).cpu().numpy()`, `np.concatenate(reprs)`: both raise on a tensor that
-    requires grad, so code that runs them holds tensors without one), a sum that is
+    (`torch.cat(reprs).cpu().numpy()`, `np.concatenate(reprs)`, or hands to scikit-learn or SciPy:
+    `roc_auc_score(torch.cat(ys), torch.cat(scores))`; each raises on a tensor that requires grad,
+    so code that runs them holds tensors without one), a sum that is
     backpropagated in the same function (gradient accumulation; where every `backward()` runs in
     the loop, one per micro-batch, only a sum the loop itself backpropagates: a total made after
     the loop for the log backpropagates nothing), helpers that convert what they
@@ -763,22 +764,29 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
 
 def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
     """Whether the function turns the local container into a NumPy array without detaching it:
-    `torch.cat(xs, 0).cpu().numpy()`, `np.concatenate(xs)`. Both raise on a tensor that requires
-    grad, so code that runs them holds tensors without a graph there."""
+    `torch.cat(xs, 0).cpu().numpy()`, `np.concatenate(xs)`, `roc_auc_score(torch.cat(ys),
+    torch.cat(xs))` (NumPy's, scikit-learn's and SciPy's functions take `np.asarray` of what they
+    are given). Each raises on a tensor that requires grad, so code that runs them holds tensors
+    without a graph there."""
     if "." in root:
         return False
     for call, _ in placed(unit, cst.Call):
         if callee_name(call) == "numpy" and type(call.func) is cst.Attribute:
-            converted: cst.BaseExpression | None = call.func.value
-        elif (facts.index.imports.qualify(call.func) or "").startswith("numpy.") and call.args:
-            converted = call.args[0].value
+            converted = [call.func.value]
+        elif (facts.index.imports.qualify(call.func) or "").startswith(_NUMPY_LIBRARIES):
+            converted = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         else:
             continue
-        while converted is not None and type(converted) is not cst.Name:
-            converted = _graph_kept_from(facts, converted)
-        if converted is not None and converted.value == root:
-            return True
+        for expr in converted:
+            reached: cst.BaseExpression | None = expr
+            while reached is not None and type(reached) is not cst.Name:
+                reached = _graph_kept_from(facts, reached)
+            if reached is not None and reached.value == root:
+                return True
     return False
+
+
+_NUMPY_LIBRARIES = ("numpy.", "sklearn.", "scipy.")
 
 
 def _graph_kept_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpression | None:
