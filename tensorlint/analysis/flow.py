@@ -81,6 +81,7 @@ from tensorlint.analysis.names import (
     dotted_name,
     grad_mode_asked,
     grad_mode_set_by,
+    is_literal,
     keyword_bools,
     literal_bool,
     names_data_statistics,
@@ -2180,6 +2181,9 @@ class _Walker:
             params -= set(hook_params[:1])
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
+        loop_targets -= {
+            name for loop in self.loops if type(loop.node) is cst.For for name in _literal_targets(loop.node)
+        }
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
             if type(loop.node) is cst.For and (
                 (
@@ -3105,6 +3109,11 @@ def _paired_items(
     `for i, sv in enumerate(svs)` binds `sv` to an item of `svs`, `for x, y in zip(xs, ys)` each
     to its own, `for name, t in d.items()` a key and an item of `d.items()`."""
     elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+    if elements and (columns := _columns(iterable, len(elements))) is not None:
+        # `for name, value in (("emb", emb), ("logits", logits))`: each name takes its column
+        return [
+            pair for element, column in zip(elements, columns, strict=True) for pair in _paired_items(element, column)
+        ]
     if not elements or type(iterable) is not cst.Call:
         return [(target, iterable)]
     name = callee_name(iterable)
@@ -3116,6 +3125,42 @@ def _paired_items(
     if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
+
+
+def _literal_targets(loop: cst.For) -> set[str]:
+    """The loop's names that take only literals written in the loop's own display: `name` in
+    `for name in ("emb", "logits")` and in `for name, value in (("emb", emb), ("logits", out))`."""
+    iterable, target = loop.iter, loop.target
+    if not isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
+        return set()
+    if type(target) is cst.Name:
+        literal = all(type(e) is cst.Element and is_literal(e.value) for e in iterable.elements)
+        return {target.value} if iterable.elements and literal else set()
+    elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+    columns = _columns(iterable, len(elements)) if elements else None
+    if columns is None:
+        return set()
+    return {
+        element.value
+        for element, column in zip(elements, columns, strict=True)
+        if type(element) is cst.Name and all(is_literal(e.value) for e in column.elements)
+    }
+
+
+def _columns(iterable: cst.BaseExpression, width: int) -> list[cst.List] | None:
+    """The columns of a display of rows, each row a tuple or list of `width` plain elements:
+    `(("emb", emb), ("logits", logits))` gives `["emb", "logits"]` and `[emb, logits]`."""
+    if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements:
+        return None
+    rows: list[list[cst.BaseExpression]] = []
+    for row in iterable.elements:
+        if type(row) is not cst.Element or not isinstance(row.value, (cst.Tuple, cst.List)):
+            return None
+        items = row.value.elements
+        if len(items) != width or any(type(item) is not cst.Element for item in items):
+            return None
+        rows.append([item.value for item in items])
+    return [cst.List([cst.Element(row[i]) for row in rows]) for i in range(width)]
 
 
 # In-place tensor operations that write their argument into the receiver: autograd records the

@@ -181,7 +181,8 @@ class TensorKeptInForward(Rule):
     (`self._update_losses()` handing the micro-batch losses over and clearing them), keys that
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
     over `range(...)`, over an attribute of `self`, over `model.named_parameters()` or a state dict's
-    names, or the names of what a loss returns), fields named for text or kinds
+    names, or the names of what a loss returns, or the strings of a table written in the loop:
+    `for name, value in (("emb", emb), ("logits", logits)):`), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     a list filled only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also of a dict made with an
