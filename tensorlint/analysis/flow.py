@@ -359,6 +359,10 @@ class _Walker:
         cls = self.index.classes.get(name)
         return cls is not None and cls.is_module
 
+    def is_record_type(self, name: str) -> bool:
+        made = self.index.module_unit.bindings.get(name, [])
+        return bool(made) and name not in self.unit.bindings and all(_makes_a_record_type(value) for value in made)
+
     def is_local_function(self, name: str) -> bool:
         found = self.unit.lookup_def(name)
         return found is not None and type(found.node) is cst.FunctionDef
@@ -3125,6 +3129,11 @@ def _paired_items(
     if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
+
+
+def _makes_a_record_type(value: cst.BaseExpression) -> bool:
+    """`namedtuple("Transition", fields)`, `collections.namedtuple(...)`, `NamedTuple("Row", [...])`."""
+    return type(value) is cst.Call and callee_name(value) in ("namedtuple", "NamedTuple")
 
 
 def _literal_targets(loop: cst.For) -> set[str]:

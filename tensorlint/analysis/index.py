@@ -1650,19 +1650,29 @@ def arguments_by_position(call: cst.Call, target: Unit) -> dict[int, cst.BaseExp
     found: dict[int, cst.BaseExpression] = {}
     position = 0
     extra: list[cst.BaseDictElement] = []  # keywords and `**mapping`s that `**kwargs` takes
+    star = node.params.star_arg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
+    rest: list[cst.BaseElement] = []  # the positionals past the named ones, which `*args` takes
+    named = 0
+    if isinstance(node, cst.FunctionDef | cst.Lambda) and type(star) is cst.Param:
+        skipped = len(target.params) - len(params)  # a method's `self`
+        named = len(node.params.posonly_params) + len(node.params.params) - skipped
     for arg in call.args:
         if arg.star == "**":
             extra.append(cst.StarredDictElement(arg.value))  # `record(step, **stats)`
             continue
         if arg.star:
             break
-        if arg.keyword is None:
+        if arg.keyword is None and type(star) is cst.Param and position >= named:
+            rest.append(cst.Element(arg.value))  # `memory.push(state, action, reward)` into `*args`
+        elif arg.keyword is None:
             found[position] = arg.value
             position += 1
         elif arg.keyword.value in params:
             found[params.index(arg.keyword.value)] = arg.value
         else:
             extra.append(cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value))
+    if rest and type(star) is cst.Param and star.name.value in params:
+        found[params.index(star.name.value)] = cst.Tuple(rest)
     kwargs = node.params.star_kwarg if isinstance(node, cst.FunctionDef | cst.Lambda) else None
     if extra and type(kwargs) is cst.Param and kwargs.name.value in params:
         # `log(loss=loss)`, `log(**stats)`: `values` holds them

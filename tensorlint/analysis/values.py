@@ -514,6 +514,10 @@ class Scope(Protocol):
 
     def is_local_module_class(self, name: str) -> bool: ...
 
+    def is_record_type(self, name: str) -> bool:
+        """`Transition`, bound in the module by `namedtuple(...)` (or `NamedTuple(...)`)."""
+        ...
+
     def option_defaults(self) -> Mapping[str, cst.BaseExpression]:
         """The defaults of the command-line options the module declares (`add_argument`)."""
         ...
@@ -796,6 +800,8 @@ def _call(call: cst.Call, scope: Scope) -> Value:
     if recv is None and type(call.func) is cst.Name:
         if name in _NON_TENSOR_BUILTINS:
             return SCALAR
+        if name is not None and scope.is_record_type(name):
+            return _elements(args)  # `Transition(state, action)` of a `namedtuple`: a tuple of them
         if name in ("max", "min"):
             # One of its arguments, as it was (`max(0, alpha)` adds no history to a leaf); not its `key=`.
             return _join(a for arg, a in zip(call.args, args, strict=True) if arg.keyword is None)

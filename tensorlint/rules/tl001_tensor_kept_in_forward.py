@@ -77,7 +77,8 @@ class TensorKeptInForward(Rule):
     made the object: `agent = Agent()`, then `for _ in range(n): agent.update()`; so is one that
     keeps a device tensor, or a copy of one (`self.feats.append(feats.detach())`), or a record of
     them (a dataclass or `NamedTuple` with fields declared `torch.Tensor`: a replay buffer's
-    `Transition(state, action, reward, next_state)`), when a training loop (one that trains
+    `Transition(state, action, reward, next_state)`; a `namedtuple` type the module makes, also
+    built from a `push(self, *args)`'s arguments), when a training loop (one that trains
     itself, or through a function of the file that is one step: a DQN's `optimize_model()`) calls
     it on an object made before it (`bank = Bank()`, then `bank.enqueue(feats)` per
     step; reported at the call when the class is another module's). An attribute that an object

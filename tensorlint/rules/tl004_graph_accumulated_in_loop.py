@@ -102,7 +102,7 @@ class GraphAccumulatedInLoop(Rule):
     (`[None] * steps`) that a counter fills (`step += 1`; not a ring, `recent[step % n]`), writes
     into a tensor made before the loop
     (`probs[i * bs:(i + 1) * bs] = model(x)` after `probs = torch.zeros(...)`: an in-place copy
-    that autograd chains onto the tensor's history), values wrapped in dicts, tuples and dataclass records
+    that autograd chains onto the tensor's history), values wrapped in dicts, tuples, dataclass and `namedtuple` records
     (`outputs.append({"loss": loss})`), and helpers that do it for the loop:
     `meter.update(loss)` where `AverageMeter.update` does `self.sum += val * n` (also meters kept
     in a dict: `meters[name].update(value)` with `meters = defaultdict(Meter)`; a buffer of meters
