@@ -26,7 +26,10 @@ line, or elsewhere in the project: the call in the module that shows the loop or
 `s28_blind1/` to `s28_blind3/` in its twenty-eighth (new domains); and in its thirty-eighth
 `s38_blind_meters/` (12 leaks and 12 look-alikes, each a project of two or three modules: meters,
 loggers, trackers and monitors in their own module), `s38_blind_generative/` (generative models
-and inference services) and `s38_blind_medical/` (medical imaging, detection, older PyTorch).
+and inference services) and `s38_blind_medical/` (medical imaging, detection, older PyTorch); and in its forty-ninth
+`s49_blind_domains/` (graph networks, recommenders, contrastive memory banks, forecasting, NeRF,
+speech) and `s49_blind_plumbing/` (trackers, early stoppers, loggers, replay buffers, prediction
+writers and monitors that training code calls per batch or epoch), 12 leaks and 12 look-alikes each.
 """
 
 from __future__ import annotations
