@@ -1813,7 +1813,7 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
         if unit.name in cls.forward_names or (unit.name in _PROPAGATE_STEPS and _passes_messages(index, cls)):
             unit.roles[Role.FORWARD] = f"`{cls.name}.{unit.name}`"
         elif is_step_method(unit.name) and not (unit.name == "__call__" and cls.is_module):
-            if _private(unit.name) and _called_by_its_class(index, unit):
+            if _private(unit.name) and _called_on_self_in_its_lineage(index, unit):
                 continue  # `_make_beam_step`, which `step` calls: a helper, run as often as its caller
             if unit.name != "process" or _processes_step_outputs(cls, unit):
                 unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
@@ -1824,6 +1824,26 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
 def _private(name: str) -> bool:
     """`_make_beam_step`: named as a helper of its class (a framework calls public methods)."""
     return name.startswith("_") and not name.startswith("__")
+
+
+def _called_on_self_in_its_lineage(index: ModuleIndex, method: Unit) -> bool:
+    """Whether a method of its class or of a base in the file calls it on `self` (a base's `step`
+    calling `self._step(...)`, which the subclass overrides)."""
+    assert method.cls is not None
+    family = {id(c) for c in lineage(index.classes, method.cls)}
+    for other in index.method_units.values():
+        if other is method or other.cls is None or id(other.cls) not in family or other.self_name is None:
+            continue
+        for call, _ in placed(other, cst.Call):
+            func = call.func
+            if (
+                type(func) is cst.Attribute
+                and func.attr.value == method.name
+                and type(func.value) is cst.Name
+                and func.value.value == other.self_name
+            ):
+                return True
+    return False
 
 
 def _processes_step_outputs(cls: ClassInfo, unit: Unit) -> bool:

@@ -71,7 +71,10 @@ class Value:
             frozen=self.frozen and other.frozen,
             exception=self.exception or other.exception,
             requires_grad=self.requires_grad or other.requires_grad,
-            host=(self.host or not self.tensor) and (other.host or not other.tensor) and (self.tensor or other.tensor),
+            # a tensor in host memory on every side that has one; a device naming the host on both
+            host=(self.host or not self.tensor)
+            and (other.host or not other.tensor)
+            and (self.tensor or other.tensor or (self.host and other.host)),
             keys=keys,
         )
 

@@ -62,8 +62,8 @@ class TensorKeptInForward(Rule):
     `(module, inp, out)` or `(module, grad_input, grad_output)`: another module registers it), per-step
     methods (`training_step`, `validation_step`, `compute_loss`, metrics' `update`, an evaluator's
     or a metric's `process` (in a class named so, or handed `outputs` or `data_samples`), `__call__`,
-    any `*_step` or `*_batch` method (not a private one that its class calls: `_make_beam_step`,
-    called by `step`, is a helper and repeats as its callers do), `on_*_batch_end`, per-iteration hooks such as
+    any `*_step` or `*_batch` method (not a private one that its class or a base calls on `self`:
+    `_make_beam_step`, called by `step`, is a helper and repeats as its callers do), `on_*_batch_end`, per-iteration hooks such as
     `after_train_iter`, and a module function whose name ends so), a
     method or function of any name that calls `backward()` outside its own loops (a training
     step: the loop that calls it is elsewhere; when the class calls it itself, its caller
