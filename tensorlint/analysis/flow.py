@@ -881,6 +881,7 @@ class _Walker:
         params = unit.argument_params
         hook = Role.MODULE_HOOK in unit.roles or Role.TENSOR_HOOK in unit.roles
         positional = [p for p in params if p.name.value not in unit.skip_keywords][unit.skip_params :]
+        detached: set[str] | None = None  # `_detached_params`, read once when first needed
         for position, param in enumerate(positional):
             name = param.name.value
             words = unit.annotations[name]
@@ -940,6 +941,8 @@ class _Walker:
                 value = HOST  # `embedding_device="cpu"`: `.to(embedding_device)` keeps it in host memory
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
+            elif value == UNKNOWN and name in (detached := _detached_params(unit) if detached is None else detached):
+                value = GRAPH  # `prios = td.detach().abs()`: its author knows it carries a graph
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
                 value = replace(SCALAR, cuda=value.cuda, host=value.host)
@@ -3129,6 +3132,19 @@ def _paired_items(
     if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
+
+
+def _detached_params(unit: Unit) -> set[str]:
+    """The parameters the function detaches (`td_errors.detach()`) and never binds anew."""
+    params = {p.name.value for p in unit.argument_params}
+    return {
+        recv.value
+        for call, _ in placed(unit, cst.Call)
+        if callee_name(call) == "detach"
+        and type(recv := receiver(call)) is cst.Name
+        and recv.value in params
+        and recv.value not in unit.bindings
+    }
 
 
 def _makes_a_record_type(value: cst.BaseExpression) -> bool:

@@ -140,8 +140,10 @@ class TensorKeptInForward(Rule):
     back itself, a KV cache's `update`, is working state; one keyed by a shape, a device or a
     setting takes a few values.) A method of any name that appends a value
     with its autograd graph to a list of its object that nothing ever empties is reported too
-    (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears): a method that
-    fills a list runs again and again, and every call's graph stays with the list.
+    (an agent's `act` keeping `dist.log_prob(action)` for a loss it never clears; a buffer's
+    `update_priorities(idx, td)` keeping `td`, which it detaches for its own use, so its author
+    knows it carries a graph): a method that fills a list runs again and again, and every call's
+    graph stays with the list.
     A loop over a loader's batches that moves them to the device and keeps each batch's
     embeddings or features, still on the device, in a list or dict made before it
     (`all_image_features.append(image_features)` in a retrieval evaluation, `self.encoder(x)` in
