@@ -2258,9 +2258,19 @@ class _Walker:
         callers further)."""
         for call, caller in self.unit.call_sites:
             given = arguments_by_position(call, self.unit).get(position)
-            if given is not None and _Walker(self.facts, caller)._varies(given, callers_up=callers_up):
+            if given is not None and _Walker(self.facts, caller)._standing_at(call)._varies(
+                given, callers_up=callers_up
+            ):
                 return True
         return False
+
+    def _standing_at(self, call: cst.Call) -> _Walker:
+        """This walker inside the loops around `call`, as when its walk reaches it: the names those
+        loops assign vary there as they do in the loops' own body."""
+        place = next((where for node, where in placed(self.unit, cst.Call) if node is call), None)
+        if place is not None:
+            self.loops = [self._loop_info(loop) for loop in place.loops]
+        return self
 
     def _keys_of_module_output(self, iterable: cst.BaseExpression) -> bool:
         """`feats.items()` after `feats = self.extractor(x)`: what a network returns is keyed by its

@@ -198,9 +198,10 @@ class GraphAccumulatedInLoop(Rule):
     (`stats[i] = loss`, `running += loss`: no history is recorded; a list appended there still
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values,
     a local container that the function turns into a NumPy array without detaching it
-    (`torch.cat(reprs).cpu().numpy()`, `np.concatenate(reprs)`, or hands to scikit-learn or SciPy:
+    (`torch.cat(reprs).cpu().numpy()`, or hands joined to NumPy, scikit-learn or SciPy:
     `roc_auc_score(torch.cat(ys), torch.cat(scores))`; each raises on a tensor that requires grad,
-    so code that runs them holds tensors without one), a sum that is
+    so code that runs them holds tensors without one; not the list itself, `np.sum(losses)`, which
+    NumPy before 1.20 summed as objects, graphs and all), a sum that is
     backpropagated in the same function (gradient accumulation; where every `backward()` runs in
     the loop, one per micro-batch, only a sum the loop itself backpropagates: a total made after
     the loop for the log backpropagates nothing), helpers that convert what they
@@ -764,10 +765,11 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
 
 def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
     """Whether the function turns the local container into a NumPy array without detaching it:
-    `torch.cat(xs, 0).cpu().numpy()`, `np.concatenate(xs)`, `roc_auc_score(torch.cat(ys),
-    torch.cat(xs))` (NumPy's, scikit-learn's and SciPy's functions take `np.asarray` of what they
-    are given). Each raises on a tensor that requires grad, so code that runs them holds tensors
-    without a graph there."""
+    `torch.cat(xs, 0).cpu().numpy()`, `roc_auc_score(torch.cat(ys), torch.cat(xs))` (NumPy's,
+    scikit-learn's and SciPy's functions take `np.asarray` of the tensor they are given). Each
+    raises on a tensor that requires grad, so code that runs them holds tensors without a graph
+    there. Not the list itself (`np.sum(losses)`): NumPy before 1.20 made an array of objects of
+    the tensors that refused, and added them up, graphs and all."""
     if "." in root:
         return False
     for call, _ in placed(unit, cst.Call):
@@ -775,6 +777,7 @@ def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
             converted = [call.func.value]
         elif (facts.index.imports.qualify(call.func) or "").startswith(_NUMPY_LIBRARIES):
             converted = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+            converted = [expr for expr in converted if type(expr) is not cst.Name]  # a tensor, not the list
         else:
             continue
         for expr in converted:
