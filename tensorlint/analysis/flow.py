@@ -236,6 +236,9 @@ class _Walker:
         # Containers emptied earlier in this call on every path here (`self.maps = []`, `.clear()`):
         # what is stored into them now is bounded by one call.
         self.fresh: set[str] = set()
+        # Locals that stand for an item of the object's own container, by the container: `buf` after
+        # `state = self.state[p]` and `buf = state["momentum_buffer"]` (an in-place write is its).
+        self.own_items: dict[str, cst.BaseExpression] = {}
         # Graphs whose features this call owns (DGL's `with g.local_scope():`, `g = g.local_var()`):
         # what it writes into them is undone or dropped when the call ends.
         self.own_graphs: set[str] = set()
@@ -1187,6 +1190,8 @@ class _Walker:
         """What each item of a loop over `iterable` is."""
         if _names_a_state_dict(iterable, self.unit) or _bound_to_a_dict(iterable, self.unit):
             return UNKNOWN  # `for key in state_dict`: a dict of tensors iterates its names
+        if _a_groups_params(iterable):
+            return PARAMETER  # `for p in group["params"]`: an optimizer's parameter group
         iterated = evaluate(iterable, self)
         if iterated.keys is not None and iterated.instance is None:
             return UNKNOWN  # `for name in metrics` of `{"mse": mse, "mae": mae}`: its keys, names
@@ -1683,6 +1688,7 @@ class _Walker:
             # `output = self.train_step(batch)` before `output["loss"].backward()` holds the graph;
             # `output = {k: v.item() ...}` after it does not
             unproduced = target.value in self.unit.graph_holders and not _produced(value_expr)
+            self._note_own_item(target.value, value_expr, node)
             if _local_scope_of(value_expr, "local_var"):
                 self.own_graphs.add(target.value)
             else:
@@ -2443,12 +2449,43 @@ class _Walker:
     def _on_self(self, recv: cst.BaseExpression | None) -> bool:
         return type(recv) is cst.Name and recv.value == self.unit.self_name and self.unit.self_name is not None
 
+    def _note_own_item(self, name: str, value_expr: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """Whether `name` now stands for an item of the object's own container: bound to one
+        (`state = self.state[p]`), or in a statement that also stores it there (`buf =
+        state["momentum_buffer"] = d_p.clone()`)."""
+        owners = [self._own_item_of(value_expr)]
+        if type(node) is cst.Assign:
+            owners += [self._own_item_of(t.target) for t in node.targets if type(t.target) is cst.Subscript]
+        owner = next((o for o in owners if o is not None), None)
+        if owner is None:
+            self.own_items.pop(name, None)
+        else:
+            self.own_items[name] = owner
+
+    def _own_item_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`self.state` for `self.state[p]["momentum_buffer"]`, or for `state["exp_avg"]` where
+        `state` stands for an item of it."""
+        if type(expr) is not cst.Subscript:
+            return None
+        while type(expr) is cst.Subscript:
+            expr = expr.value
+        if type(expr) is cst.Name:
+            return self.own_items.get(expr.value)
+        return expr if self_attribute(self.unit, expr) is not None else None
+
     def _in_place_update(self, call: cst.Call, recv: cst.BaseExpression) -> None:
-        """`self.running_mean.mul_(m).add_(mean)`: a graph in the argument chains onto the buffer."""
+        """`self.running_mean.mul_(m).add_(mean)`: a graph in the argument chains onto the buffer;
+        onto a local, it gives the local a graph (`d_p.add_(p)` with gradients on)."""
         while type(recv) is cst.Call and callee_name(recv) in _IN_PLACE_UPDATES and receiver(recv) is not None:
             recv = receiver(recv)  # type: ignore[assignment]
-        if type(recv) is cst.Subscript:  # `self.bank[i].copy_(k)` writes into `self.bank`
+        while type(recv) is cst.Subscript:  # `self.bank[i].copy_(k)` writes into `self.bank`
             recv = recv.value
+        if type(recv) is cst.Name and recv.value in self.own_items:
+            recv = self.own_items[recv.value]  # `buf.mul_(m).add_(d_p)` after `buf = state["momentum_buffer"]`
+        elif type(recv) is cst.Name and self.grad_enabled and (known := self.env.get(recv.value)) is not None:
+            given = _join_values([evaluate(arg.value, self) for arg in call.args if arg.keyword is None])
+            if known.tensor and not known.graph and (given.graph or given.requires_grad):
+                self.env[recv.value] = replace(known, graph=True)  # `d_p.add_(p, alpha=wd)`: recorded
         network = self._parameter_of_own_network(recv)
         if network is not None:
             recv = network  # `target_p.mul_(tau).add_(online_p)` over `self.target.parameters()`
@@ -3075,6 +3112,8 @@ class _Walker:
             return True  # the chunks a network's method cut from its input
         if type(iterable) is cst.Name and few_pieces(iterable.value, self.unit):
             return True  # a few pieces of one iteration (its labelled and unlabelled batches)
+        if _a_groups_params(iterable) or (type(iterable) is cst.Attribute and iterable.attr.value == "param_groups"):
+            return True  # an optimizer's parameter groups, and a group's parameters
         if type(iterable) is cst.Call:
             name = callee_name(iterable)
             if name in COMPUTED_COLLECTIONS:
@@ -3142,6 +3181,14 @@ def _paired_items(
     if len(elements) == 2 and name in KEYED_ITEMS:
         return [(elements[0], None), (elements[1], iterable)]  # a key or a name, not a tensor
     return [(target, iterable)]
+
+
+def _a_groups_params(iterable: cst.BaseExpression) -> bool:
+    """`group["params"]`: the parameters of one of an optimizer's `param_groups`."""
+    if type(iterable) is not cst.Subscript or len(iterable.slice) != 1:
+        return False
+    index = iterable.slice[0].slice
+    return type(index) is cst.Index and string_value(index.value) == "params"
 
 
 def _detached_params(unit: Unit) -> set[str]:

@@ -1817,8 +1817,19 @@ def _assign_forward_roles(index: ModuleIndex) -> None:
                 continue  # `_make_beam_step`, which `step` calls: a helper, run as often as its caller
             if unit.name != "process" or _processes_step_outputs(cls, unit):
                 unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (called once per batch)"
+        elif unit.name == "step" and _is_an_optimizer(index, cls):
+            unit.roles[Role.STEP] = f"`{cls.name}.step` (an optimizer's step, run once per batch)"
         elif steps_once(unit) and not _called_by_its_class(index, unit):
             unit.roles[Role.STEP] = f"`{cls.name}.{unit.name}` (a training step: it calls `backward()`)"
+
+
+def _is_an_optimizer(index: ModuleIndex, cls: ClassInfo) -> bool:
+    """A subclass of `torch.optim.Optimizer` (or of one of its optimizers), here or by its base's name."""
+    return any(
+        base is not None and (base.startswith("torch.optim.") or base.split(".")[-1] == "Optimizer")
+        for info in lineage(index.classes, cls)
+        for base in info.base_names
+    )
 
 
 def _private(name: str) -> bool:

@@ -136,7 +136,11 @@ class GraphAccumulatedInLoop(Rule):
     the caller made before the loop is accumulated across the loop's iterations; its parameters
     take what each call passes, as it was where the call is made. The framework's loop over
     batches counts too: `self.total_loss += loss` (or `self.meter.update(loss)`) in a per-step method
-    (`training_step`, `compute_loss`, `*_step`, `*_batch`), and state that `forward` folds its
+    (`training_step`, `compute_loss`, `*_step`, `*_batch`, and the `step` of an optimizer written
+    by hand, a subclass of `torch.optim.Optimizer` whose `step` runs with gradients on: `d_p =
+    p.grad.add(p, alpha=wd)` over `group["params"]` has history, and its momentum buffer in
+    `self.state`, `buf.mul_(m).add_(d_p)`, chains every step's; torch.optim's own optimizers
+    decorate `step` with `@torch.no_grad()`, and older code reads `p.data`), and state that `forward` folds its
     input into and nothing resets while training runs (a `reset_running_stats()` that only
     `__init__` calls is no reset) (`self.running_mean.mul_(m).add_(mean)`; a frozen copy of a network
     moved towards the live one, `target_p.mul_(tau).add_(online_p)` over
