@@ -944,8 +944,14 @@ class _Walker:
                 value = HOST  # `embedding_device="cpu"`: `.to(embedding_device)` keeps it in host memory
             if name in unit.graph_evidence and not value.module:
                 value = GRAPH
-            elif value == UNKNOWN and name in (detached := _detached_params(unit) if detached is None else detached):
-                value = GRAPH  # `prios = td.detach().abs()`: its author knows it carries a graph
+            elif (
+                value == UNKNOWN
+                and not words
+                and name in (detached := _detached_params(unit) if detached is None else detached)
+            ):
+                # `prios = td.detach().abs()`: its author knows it carries a graph (not `p: nn.Parameter`,
+                # which an annotation says is a leaf)
+                value = GRAPH
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
                 value = replace(SCALAR, cuda=value.cuda, host=value.host)
