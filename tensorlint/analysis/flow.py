@@ -2201,7 +2201,10 @@ class _Walker:
         loop_targets = {name for loop in self.loops for name in loop.assigned}
         loop_targets -= self._fixed_in_loops(params | loop_targets)
         loop_targets -= {
-            name for loop in self.loops if type(loop.node) is cst.For for name in _literal_targets(loop.node)
+            name
+            for loop in self.loops
+            if type(loop.node) is cst.For
+            for name in _fixed_targets(loop.node.iter, loop.node.target, self.unit) | self._fixed_by_callers(loop.node)
         }
         for loop in self.loops:  # `for etype in g.canonical_etypes`: the same keys on every call
             if type(loop.node) is cst.For and (
@@ -2241,6 +2244,22 @@ class _Walker:
             for position, p in enumerate(self.unit.argument_params)
             if p.name.value in read and p.name.value not in params
         )
+
+    def _fixed_by_callers(self, loop: cst.For) -> set[str]:
+        """The targets of a loop over a parameter that the calls in the file give as a table whose
+        column is fixed: `loss_name` in `for loss_name, fn in loss_fn_list` after
+        `self.step(batch, [("l1_loss", l1_loss)])` or `[(self.hparams.train_loss, fn)]`."""
+        iterable, names = loop.iter, [p.name.value for p in self.unit.argument_params]
+        if type(iterable) is not cst.Name or iterable.value not in names or iterable.value in self.unit.bindings:
+            return set()
+        position = names.index(iterable.value)
+        fixed: set[str] | None = None
+        for call, caller in self.unit.call_sites:
+            given = arguments_by_position(call, self.unit).get(position)
+            if given is not None:
+                targets = _fixed_targets(given, loop.target, caller)
+                fixed = targets if fixed is None else fixed & targets
+        return fixed or set()
 
     def _made_from_own_state(self, iterable: cst.BaseExpression) -> bool:
         """`self.names()`, `_sync(self.names())`: what the object's own state gives, the same names
@@ -3215,15 +3234,15 @@ def _makes_a_record_type(value: cst.BaseExpression) -> bool:
     return type(value) is cst.Call and callee_name(value) in ("namedtuple", "NamedTuple")
 
 
-def _literal_targets(loop: cst.For) -> set[str]:
-    """The loop's names that take only literals written in the loop's own display: `name` in
-    `for name in ("emb", "logits")` and in `for name, value in (("emb", emb), ("logits", out))`."""
-    iterable, target = loop.iter, loop.target
+def _fixed_targets(iterable: cst.BaseExpression, target: cst.BaseAssignTargetExpression, unit: Unit) -> set[str]:
+    """The loop's names that take only fixed values written in the display it iterates: `name`
+    in `for name in ("emb", "logits")` and in `for name, value in (("emb", emb), ("logits", out))`;
+    literals, or the fields of a settings object the object keeps (`self.hparams.train_loss`)."""
     if not isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
         return set()
     if type(target) is cst.Name:
-        literal = all(type(e) is cst.Element and is_literal(e.value) for e in iterable.elements)
-        return {target.value} if iterable.elements and literal else set()
+        fixed = all(type(e) is cst.Element and _a_fixed_value(e.value, unit) for e in iterable.elements)
+        return {target.value} if iterable.elements and fixed else set()
     elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
     columns = _columns(iterable, len(elements)) if elements else None
     if columns is None:
@@ -3231,8 +3250,16 @@ def _literal_targets(loop: cst.For) -> set[str]:
     return {
         element.value
         for element, column in zip(elements, columns, strict=True)
-        if type(element) is cst.Name and all(is_literal(e.value) for e in column.elements)
+        if type(element) is cst.Name and all(_a_fixed_value(e.value, unit) for e in column.elements)
     }
+
+
+def _a_fixed_value(expr: cst.BaseExpression, unit: Unit) -> bool:
+    """A literal, or a field of a settings object the object keeps: `self.hparams.train_loss`
+    (not `self.step_count`, which the object may count up)."""
+    return is_literal(expr) or (
+        type(expr) is cst.Attribute and type(expr.value) is cst.Attribute and _of_self(unit, expr)
+    )
 
 
 def _columns(iterable: cst.BaseExpression, width: int) -> list[cst.List] | None:
