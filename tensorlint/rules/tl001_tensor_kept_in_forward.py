@@ -185,7 +185,9 @@ class TensorKeptInForward(Rule):
     are the same on every call (`for etype in g.canonical_etypes: self.dist[etype] = d`, a loop
     over `range(...)`, over an attribute of `self`, over `model.named_parameters()` or a state dict's
     names, or the names of what a loss returns, or the strings of a table written in the loop:
-    `for name, value in (("emb", emb), ("logits", logits)):`), fields named for text or kinds
+    `for name, value in (("emb", emb), ("logits", logits)):`, or in every call that hands the loop
+    its table, `self._step(batch, [("l1_loss", F.l1_loss), (self.hparams.loss, fn)])`; a helper's
+    key is judged at its calls, inside the loops around them), fields named for text or kinds
     (`batch["file_name"]`, `g.canonical_etypes`), appends capped by a length test (`if len(pool) < size:`),
     a list filled only while a counter the class only counts up is 0 (`if self.timesteps == 0:`),
     `collections.deque(maxlen=N)`, slots of a list replaced (`xs[i] = h`, also of a dict made with an
