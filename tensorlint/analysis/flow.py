@@ -954,7 +954,7 @@ class _Walker:
                 value = GRAPH
             if words and words <= _PYTHON_SCALAR_ANNOTATIONS:
                 # `H: int`: no caller passes a tensor there, summaries included; `device: str = "cuda"` names CUDA
-                value = replace(SCALAR, cuda=value.cuda, host=value.host)
+                value = replace(SCALAR, cuda=value.cuda, host=value.host) if value.cuda or value.host else SCALAR
             elif self.arguments is not None:
                 value = replace(self.arguments, sources=frozenset([name]) if self.arguments.graph else frozenset())
             self.env[name] = value if self.grad_enabled else value.without_graph()  # `@torch.no_grad()`
@@ -3220,12 +3220,13 @@ def _detached_params(unit: Unit) -> set[str]:
     """The parameters the function detaches (`td_errors.detach()`) and never binds anew."""
     params = {p.name.value for p in unit.argument_params}
     return {
-        recv.value
+        func.value.value  # (read without helpers: asked of nearly every function)
         for call, _ in placed(unit, cst.Call)
-        if callee_name(call) == "detach"
-        and type(recv := receiver(call)) is cst.Name
-        and recv.value in params
-        and recv.value not in unit.bindings
+        if type(func := call.func) is cst.Attribute
+        and func.attr.value == "detach"
+        and type(func.value) is cst.Name
+        and func.value.value in params
+        and func.value.value not in unit.bindings
     }
 
 
