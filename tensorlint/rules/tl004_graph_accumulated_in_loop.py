@@ -203,7 +203,8 @@ class GraphAccumulatedInLoop(Rule):
     keeps the loss and its graph, and is reported), Python numbers (`loss.item()`, `float(loss)`), detached values,
     a local container that the function turns into a NumPy array without detaching it
     (`torch.cat(reprs).cpu().numpy()`, or hands joined to NumPy, scikit-learn or SciPy:
-    `roc_auc_score(torch.cat(ys), torch.cat(scores))`; each raises on a tensor that requires grad,
+    `roc_auc_score(torch.cat(ys), torch.cat(scores))`; also what the function computes from it and
+    converts, `sims = torch.cat(feats) @ text.t()`, then `sims.cpu().numpy()`; each raises on a tensor that requires grad,
     so code that runs them holds tensors without one; not the list itself, `np.sum(losses)`, which
     NumPy before 1.20 summed as objects, graphs and all), a sum that is
     backpropagated in the same function (gradient accumulation; where every `backward()` runs in
@@ -768,11 +769,11 @@ def _as_judged(facts: Facts, event: Accumulation | Store) -> Accumulation | Stor
 
 
 def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
-    """Whether the function turns the local container into a NumPy array without detaching it:
-    `torch.cat(xs, 0).cpu().numpy()`, `roc_auc_score(torch.cat(ys), torch.cat(xs))` (NumPy's,
-    scikit-learn's and SciPy's functions take `np.asarray` of the tensor they are given). Each
-    raises on a tensor that requires grad, so code that runs them holds tensors without a graph
-    there. Not the list itself (`np.sum(losses)`): NumPy before 1.20 made an array of objects of
+    """Whether the function turns the local container, or what it computes from it, into a NumPy
+    array without detaching it: `torch.cat(xs, 0).cpu().numpy()`, `(torch.cat(xs) @ w).numpy()`,
+    `roc_auc_score(torch.cat(ys), torch.cat(xs))` (NumPy's, scikit-learn's and SciPy's functions
+    take `np.asarray` of the tensor they are given). Each raises on a tensor that requires grad, so
+    code that runs them holds tensors without a graph there. Not the list itself (`np.sum(losses)`): NumPy before 1.20 made an array of objects of
     the tensors that refused, and added them up, graphs and all."""
     if "." in root:
         return False
@@ -781,15 +782,31 @@ def _read_as_numpy(facts: Facts, unit: Unit, root: str) -> bool:
             converted = [call.func.value]
         elif (facts.index.imports.qualify(call.func) or "").startswith(_NUMPY_LIBRARIES):
             converted = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-            converted = [expr for expr in converted if type(expr) is not cst.Name]  # a tensor, not the list
+            # a tensor made from the list, not the list itself
+            converted = [expr for expr in converted if not (type(expr) is cst.Name and expr.value == root)]
         else:
             continue
-        for expr in converted:
-            reached: cst.BaseExpression | None = expr
-            while reached is not None and type(reached) is not cst.Name:
-                reached = _graph_kept_from(facts, reached)
-            if reached is not None and reached.value == root:
+        if any(_made_from(facts, unit, expr, root) for expr in converted):
+            return True
+    return False
+
+
+def _made_from(facts: Facts, unit: Unit, expr: cst.BaseExpression, root: str) -> bool:
+    """Whether `expr` is `root`, or made from it with its graph kept: through copies, views, joins
+    and arithmetic (`image_features @ text_features.t()`), and the names the function binds to such."""
+    todo, seen = [expr], set()
+    while todo:
+        current = todo.pop()
+        if type(current) is cst.Name:
+            if current.value == root:
                 return True
+            if current.value not in seen:
+                seen.add(current.value)
+                todo.extend(unit.bindings.get(current.value, []))
+        elif type(current) is cst.BinaryOperation:
+            todo += [current.left, current.right]
+        elif (inner := _graph_kept_from(facts, current)) is not None:
+            todo.append(inner)
     return False
 
 
@@ -818,7 +835,7 @@ def _graph_kept_from(facts: Facts, expr: cst.BaseExpression) -> cst.BaseExpressi
 _JOINS = frozenset(["cat", "concat", "concatenate", "stack", "vstack", "hstack"])
 _KEEPS_THE_GRAPH = _JOINS | frozenset(
     ["cpu", "cuda", "to", "float", "double", "half", "contiguous", "squeeze", "unsqueeze", "view", "reshape",
-     "flatten", "permute", "transpose", "clone", "type", "mean", "sum"]
+     "flatten", "permute", "transpose", "t", "clone", "type", "mean", "sum"]
 )  # fmt: skip
 
 
