@@ -156,6 +156,7 @@ from tensorlint.analysis.values import (
     is_loss_name,
     is_model_name,
     is_torch_module_class,
+    moves_to_the_host,
     names_a_count,
     names_a_log,
     names_a_loss_class,
@@ -1498,7 +1499,7 @@ class _Walker:
                 and not is_data_name(value_expr.value)
             )
             value = GRAPH if given and self._graph_given() and self.grad_enabled else TENSOR
-            if _moved_to_the_host(value_expr, self):
+            if type(value_expr) is cst.Call and moves_to_the_host(value_expr, self):
                 value = replace(value, host=True)  # `xs.append(x.to(embedding_device))`, which defaults to "cpu"
         if any(_reads_length_of(test, container) for test in self.conditions):
             grows = False  # `if len(self.pool) < size: self.pool.append(x)`: capped
@@ -3381,14 +3382,6 @@ def _of_self(unit: Unit, expr: cst.BaseExpression) -> bool:
 
 # Methods that move or cast a tensor: `self.x = self.x.cuda()` replaces it, it does not fold into it.
 _MOVES = frozenset(["cuda", "cpu", "to", "float", "half", "double", "bfloat16", "type", "contiguous"])
-
-
-def _moved_to_the_host(expr: cst.BaseExpression, scope: _Walker) -> bool:
-    """`x.cpu()`, `x.to("cpu")`, `x.to(device)` where `device` names the host."""
-    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
-        return False
-    name = expr.func.attr.value
-    return name == "cpu" or (name == "to" and bool(expr.args) and names_the_host(expr.args[0].value, scope))
 
 
 def _moved(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:

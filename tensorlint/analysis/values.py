@@ -1163,11 +1163,19 @@ def _device(call: cst.Call, scope: Scope) -> Value:
 def _moved(value: Value, name: str, call: cst.Call, scope: Scope) -> Value:
     """The result of tensor method `name`, in host memory after `.cpu()` or `.to("cpu")`, on a
     device after `.cuda()` or `.to(device)` (not after a cast: `.to(torch.float16)`)."""
-    if name == "cpu" or (name == "to" and call.args and names_the_host(call.args[0].value, scope)):
+    if moves_to_the_host(call, scope):
         return replace(value, host=True)
     if name == "cuda" or (name == "to" and not _only_a_dtype(call, scope)):
         return replace(value, host=False)
     return value
+
+
+def moves_to_the_host(call: cst.Call, scope: Scope) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to(device)` where `device` names the host."""
+    if type(call.func) is not cst.Attribute:
+        return False
+    name = call.func.attr.value
+    return name == "cpu" or (name == "to" and bool(call.args) and names_the_host(call.args[0].value, scope))
 
 
 def names_the_host(expr: cst.BaseExpression, scope: Scope) -> bool:
